@@ -1,0 +1,123 @@
+#include "models/compute_model.hpp"
+
+#include <algorithm>
+
+namespace gp {
+
+const char* to_string(Bottleneck b) {
+  switch (b) {
+    case Bottleneck::gpu_compute: return "gpu-compute";
+    case Bottleneck::gpu_memory: return "gpu-memory";
+    case Bottleneck::launch_bound: return "launch-bound";
+  }
+  return "?";
+}
+
+DeviceModel make_device_model(const GpuProfile& profile) {
+  DeviceModel d;
+  d.surface = fit_gemm_surface(profile.gemm, profile.sm_count);
+  d.copy_bw = profile.hbm_copy_bw;
+  d.launch_eager = profile.launch_eager;
+  d.launch_graph = profile.launch_graph;
+  return d;
+}
+
+namespace {
+
+FlopRate large_rate(const DeviceModel& dev, Dtype d) {
+  auto it = dev.surface.fits.find(d);
+  if (it != dev.surface.fits.end()) return it->second.rate;
+  // A dtype the profile did not probe runs at the slowest probed rate: a conservative stand-in.
+  FlopRate r = FlopRate::tflops(1e9);
+  for (const auto& [dt, f] : dev.surface.fits) r = std::min(r, f.rate);
+  return r;
+}
+
+Seconds mem_time(Bytes b, const DeviceModel& dev, const ComputeConstants& c) {
+  return b / (dev.copy_bw * c.memory_efficiency);
+}
+
+}  // namespace
+
+Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c) {
+  Seconds work;
+  switch (op.kind) {
+    case OpKind::gemm: {
+      double eff = c.gemm_efficiency * (op.conv ? c.conv_efficiency : 1.0);
+      const Seconds t = dev.surface.has(op.dtype)
+                      ? gemm_kernel_time(dev.surface, op.dtype, op.shape)
+                      : op.flops / large_rate(dev, op.dtype);
+      work = std::max(Seconds(t / eff), mem_time(op.bytes, dev, c));
+      break;
+    }
+    case OpKind::attention:
+      work = op.flops / (large_rate(dev, op.dtype) * c.attention_efficiency);
+      break;
+    case OpKind::memory:
+      work = mem_time(op.bytes, dev, c);
+      break;
+    case OpKind::simt:
+      work = std::max(Seconds(op.flops / (large_rate(dev, Dtype::fp32) * c.gemm_efficiency)), mem_time(op.bytes, dev, c));
+      break;
+  }
+  return work + c.gpu_per_kernel * static_cast<double>(op.kernels);
+}
+
+StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step, const DeviceModel& dev,
+                                     const ComputeConstants& c) {
+  StepPrediction p;
+  if (!ops.not_expressible.empty()) {
+    p.not_expressible = ops.not_expressible;
+    return p;
+  }
+  const double accum = std::max(1, step.grad_accum);
+  double kernels = 0;
+  Seconds compute;
+  auto account = [&](const Op& op, double times, Seconds& phase_time) {
+    const Seconds t = op_gpu_time(op, dev, c) * (op.count * times);
+    phase_time += t;
+    kernels += op.kernels * op.count * times;
+    p.flops += op.flops * (op.count * times);
+    if (op.kind == OpKind::gemm || op.kind == OpKind::attention) compute += t;
+  };
+  for (const Op& op : ops.micro) {
+    if (op.phase == Phase::forward) {
+      account(op, accum, p.gpu_forward);
+      if (step.activation_checkpointing && op.recompute) account(op, accum, p.gpu_backward);
+    } else {
+      account(op, accum, p.gpu_backward);
+    }
+  }
+  for (const Op& op : ops.optimizer) account(op, 1, p.gpu_optimizer);
+  // Micro-batches after the first add their gradients into the existing .grad (one add per tensor).
+  if (accum > 1) {
+    Op acc;
+    acc.name = "grad.accumulate";
+    acc.kind = OpKind::memory;
+    acc.bytes = Bytes(12.0 * ops.params);
+    acc.kernels = static_cast<int>(std::max(1.0, ops.param_tensors));
+    account(acc, accum - 1, p.gpu_backward);
+  }
+  p.gpu_busy = p.gpu_forward + p.gpu_backward + p.gpu_optimizer;
+  p.gpu_compute = compute;
+  p.kernels = kernels;
+  const Seconds per_kernel_cpu = step.cuda_graphs ? dev.launch_graph : c.cpu_per_kernel_eager;
+  p.cpu_issue = per_kernel_cpu * kernels;
+  p.total = std::max(p.cpu_issue, p.gpu_busy);
+  p.gpu_busy_frac = p.total.value() > 0 ? p.gpu_busy / p.total : 0.0;
+  if (p.cpu_issue > p.gpu_busy)
+    p.bottleneck = Bottleneck::launch_bound;
+  else
+    p.bottleneck = compute * 2.0 >= p.gpu_busy ? Bottleneck::gpu_compute : Bottleneck::gpu_memory;
+  return p;
+}
+
+StepPrediction predict_step(const StepConfig& step, const DeviceModel& dev, const ComputeConstants& c) {
+  return predict_step_from_ops(build_step_ops(step), step, dev, c);
+}
+
+StepPrediction predict_step(const StepConfig& step, const GpuProfile& profile, const ComputeConstants& c) {
+  return predict_step(step, make_device_model(profile), c);
+}
+
+}  // namespace gp

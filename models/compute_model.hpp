@@ -1,0 +1,75 @@
+// Step time of one data-parallel replica from its operators (step_ops.hpp), a GPU profile and a handful
+// of global constants fitted over measured runs (calibrate/fit; stored in calibrate/profiles/fit-*.json).
+//
+// GPU time of an operator occurrence:
+//   gemm:      max(2mnk / (R_d * w * k/(k+k0) * e_gemm [* e_conv]), bytes / (B * e_mem)) + n_k * t_gpu
+//   attention: FLOPs / (R_d * e_attn) + n_k * t_gpu
+//   memory:    bytes / (B * e_mem) + n_k * t_gpu
+//   simt:      max(FLOPs / (R_fp32 * e_gemm), bytes / (B * e_mem)) + n_k * t_gpu
+// with R, k0 from the GEMM surface (gemm_model.hpp), B the probe's device-copy bandwidth and n_k kernels.
+// CPU issue time: n_k * t_cpu (eager) or n_k * t_graph (CUDA graph replay, from the launch probe).
+// The CPU issues asynchronously and steps are not synchronised, so in steady state the slower of the two
+// resources sets the pace: step = max(CPU issue, GPU busy).
+#pragma once
+
+#include <string>
+
+#include "models/gemm_model.hpp"
+#include "models/gpu_profile.hpp"
+#include "models/step_ops.hpp"
+#include "models/units.hpp"
+#include "models/workload.hpp"
+
+namespace gp {
+
+// Global constants of the compute model, fitted once per GPU profile over many runs (never per model).
+struct ComputeConstants {
+  double gemm_efficiency = 0.85;       // sustained GEMM rate in training / probe-fitted rate (power-limited clocks)
+  double conv_efficiency = 0.7;        // cuDNN implicit-GEMM convolution relative to the GEMM surface
+  double attention_efficiency = 0.45;  // fused attention FLOP rate / large-GEMM rate of its dtype
+  double memory_efficiency = 0.7;      // framework memory-bound kernels: achieved / probe copy bandwidth
+  Seconds gpu_per_kernel = Seconds::us(3);         // GPU time per kernel beyond its work (gap, ramp, tail)
+  Seconds cpu_per_kernel_eager = Seconds::us(30);  // CPU time to issue one kernel eagerly (Python, autograd, launch)
+  std::string source;                  // how the constants were obtained (method, data)
+  std::string as_of;
+};
+
+// What the compute model needs from a profile, prepared once (the GEMM surface fit is the costly part).
+struct DeviceModel {
+  GemmSurface surface;
+  ByteRate copy_bw;        // device-to-device copy, read + write counted
+  Seconds launch_eager;    // probe: per tiny kernel launched one by one
+  Seconds launch_graph;    // probe: per kernel replayed from a CUDA graph
+};
+
+// Fits the GEMM surface and copies bandwidth and launch figures. O(GEMM samples * fit grid).
+DeviceModel make_device_model(const GpuProfile& profile);
+
+enum class Bottleneck { gpu_compute, gpu_memory, launch_bound };
+const char* to_string(Bottleneck b);
+
+struct StepPrediction {
+  Seconds total;             // wall time of one optimizer step (all micro-batches)
+  Seconds gpu_forward, gpu_backward, gpu_optimizer;  // GPU busy time by phase (recompute counts as backward)
+  Seconds gpu_busy;          // sum of the three
+  Seconds gpu_compute;       // part of gpu_busy spent in FLOP-bound work (gemm, attention)
+  Seconds cpu_issue;         // CPU time to issue every kernel of the step
+  double kernels = 0;        // kernels per step
+  Flops flops;               // model FLOPs per step (recomputation included)
+  double gpu_busy_frac = 0;  // gpu_busy / total
+  Bottleneck bottleneck = Bottleneck::gpu_compute;
+  std::string not_expressible;  // non-empty: no prediction, and why
+};
+
+// Predicts one step. Preconditions: step.micro_batch >= 1, step.grad_accum >= 1.
+StepPrediction predict_step(const StepConfig& step, const DeviceModel& dev, const ComputeConstants& c);
+// Same, preparing the device model from the profile first (costlier; prefer the overload above in loops).
+StepPrediction predict_step(const StepConfig& step, const GpuProfile& profile, const ComputeConstants& c);
+// Same from prebuilt operators (the fit re-times fixed operator lists many times).
+StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step, const DeviceModel& dev,
+                                     const ComputeConstants& c);
+
+// GPU time of one occurrence of `op`.
+Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c);
+
+}  // namespace gp

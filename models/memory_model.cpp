@@ -1,0 +1,53 @@
+#include "models/memory_model.hpp"
+
+#include <algorithm>
+
+namespace gp {
+namespace {
+
+bool shards_states(DataParallel d) { return d != DataParallel::ddp; }
+bool shards_grads(DataParallel d) {
+  return d == DataParallel::zero2 || d == DataParallel::zero3 || d == DataParallel::fsdp;
+}
+bool shards_weights(DataParallel d) { return d == DataParallel::zero3 || d == DataParallel::fsdp; }
+
+}  // namespace
+
+MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& step, const ParallelConfig& par,
+                                         Bytes device_memory, Bytes context, const MemoryConstants& mc) {
+  MemoryPrediction m;
+  if (!ops.not_expressible.empty()) {
+    m.not_expressible = ops.not_expressible;
+    return m;
+  }
+  const double dp = std::max(1, par.dp);
+  const double model_split = std::max(1, par.tp) * std::max(1, par.pp);
+  const double P = ops.params / model_split;
+  m.weights = Bytes(4.0 * P / (shards_weights(par.strategy) ? dp : 1.0));
+  m.grads = Bytes(4.0 * P / (shards_grads(par.strategy) ? dp : 1.0));
+  m.optimizer_states =
+      Bytes(optimizer_state_bytes_per_param(step.optimizer) * P / (shards_states(par.strategy) ? dp : 1.0));
+  // Sharded weights are gathered layer by layer: the unsharded copy of the whole model is never resident.
+  m.autocast_copies = Bytes(is_autocast(step.precision) && !step.activation_checkpointing ? 2.0 * P : 0.0);
+  m.activations = ops.activations / static_cast<double>(std::max(1, par.tp));
+  m.loss_transient = ops.loss_transient / static_cast<double>(std::max(1, par.tp));
+  m.outputs_alive = ops.outputs_alive;
+  m.backward_tail = ops.backward_tail;
+  const Bytes resident = m.weights + m.optimizer_states;
+  const Bytes start_bwd = resident + (step.grad_accum > 1 ? m.grads : Bytes(0)) + m.autocast_copies +
+                          m.activations + m.loss_transient;
+  const Bytes end_bwd = resident + m.grads + m.outputs_alive + m.backward_tail;
+  m.peak_device = std::max(start_bwd, end_bwd);
+  m.peak_at = start_bwd >= end_bwd ? "start of backward" : "end of backward";
+  m.peak_allocated = step.cuda_graphs ? resident + m.grads + m.backward_tail : m.peak_device;
+  m.capacity = device_memory - (context.value() > 0 ? context : mc.context_default);
+  m.fits = m.peak_device * (1.0 + mc.fragmentation) <= m.capacity;
+  return m;
+}
+
+MemoryPrediction predict_memory(const StepConfig& step, const ParallelConfig& par, const GpuProfile& profile,
+                                const MemoryConstants& mc) {
+  return predict_memory_from_ops(build_step_ops(step), step, par, profile.memory_total, profile.context_memory, mc);
+}
+
+}  // namespace gp

@@ -1,0 +1,49 @@
+// Peak device memory of one training step, comparable with torch.cuda.max_memory_allocated, and whether
+// the step fits the GPU next to its CUDA context.
+//
+// Resident: fp32 weights W = 4P, gradients G = 4P, optimizer states S = s*P (AdamW 8, SGD-momentum 4,
+// SGD 0 bytes/param), each divided over data-parallel ranks by ZeRO stage / FSDP, and over tp*pp.
+// The peak is the larger of two moments:
+//   start of backward: W + S + [G if accumulating] + [2P autocast weight copies, no checkpointing]
+//                      + saved activations + loss transient (logits, log-softmax output and grads)
+//   end of backward:   W + S + G + outputs kept alive by the loop + backward tail (dense embedding grad)
+// With CUDA graphs the activations live in the graph's private pool, which max_memory_allocated does
+// not report once replaying: the comparable peak is then the resident state, while `fits` still counts
+// the pool. `fits` compares the device peak, plus an allocator fragmentation allowance, with
+// device memory minus the CUDA context.
+#pragma once
+
+#include <string>
+
+#include "models/gpu_profile.hpp"
+#include "models/step_ops.hpp"
+#include "models/units.hpp"
+#include "models/workload.hpp"
+
+namespace gp {
+
+// Assumptions of the memory model that are not hardware facts (stored with the fitted constants).
+struct MemoryConstants {
+  double fragmentation = 0.05;  // caching-allocator reserve beyond the allocated peak, as a fraction
+  Bytes context_default = Bytes::gib(0.5);  // CUDA context when the profile does not say
+};
+
+struct MemoryPrediction {
+  Bytes weights, grads, optimizer_states, autocast_copies;
+  Bytes activations, loss_transient, outputs_alive, backward_tail;
+  Bytes peak_allocated;  // comparable with torch.cuda.max_memory_allocated
+  Bytes peak_device;     // everything that must be resident at the peak (graph pool included)
+  Bytes capacity;        // device memory minus CUDA context
+  bool fits = true;      // peak_device * (1 + fragmentation) <= capacity
+  std::string peak_at;   // "start of backward" or "end of backward"
+  std::string not_expressible;
+};
+
+// Memory from prebuilt operators. `device_memory` is the GPU's total memory, `context` the CUDA context.
+MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& step, const ParallelConfig& par,
+                                         Bytes device_memory, Bytes context, const MemoryConstants& mc = {});
+// Memory of `step` on the GPU of `profile` (memory_total, context_memory).
+MemoryPrediction predict_memory(const StepConfig& step, const ParallelConfig& par, const GpuProfile& profile,
+                                const MemoryConstants& mc = {});
+
+}  // namespace gp

@@ -1,0 +1,122 @@
+#include "models/step_ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gp {
+
+double activation_bytes(Precision p) { return is_autocast(p) ? 2.0 : 4.0; }
+
+Dtype gemm_dtype(Precision p) {
+  switch (p) {
+    case Precision::bf16: return Dtype::bf16;
+    case Precision::fp16: return Dtype::fp16;
+    case Precision::tf32: return Dtype::tf32;
+    case Precision::fp32: return Dtype::fp32;
+  }
+  return Dtype::fp32;
+}
+
+bool is_autocast(Precision p) { return p == Precision::bf16 || p == Precision::fp16; }
+
+void add_memory(std::vector<Op>& ops, std::string name, Phase ph, Bytes bytes, double count, int kernels,
+                bool recompute) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::memory;
+  op.phase = ph;
+  op.bytes = bytes;
+  op.count = count;
+  op.kernels = kernels;
+  op.recompute = recompute;
+  ops.push_back(op);
+}
+
+namespace {
+
+Op gemm_op(std::string name, Phase ph, Dtype d, GemmShape s, double a, double count, bool recompute) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::gemm;
+  op.phase = ph;
+  op.dtype = d;
+  op.shape = s;
+  op.flops = gemm_flops(s);
+  op.bytes = Bytes(a * (s.m * s.k + s.k * s.n + s.m * s.n));
+  op.count = count;
+  op.recompute = recompute;
+  return op;
+}
+
+}  // namespace
+
+// Forward: [cast weight and input to 16-bit] + GEMM (bias fused by addmm).
+// Backward: dgrad GEMM, wgrad GEMM, bias-grad reduction, [cast dW to fp32, cast dX back to fp32].
+void add_linear(std::vector<Op>& ops, const LinearSpec& l, Precision p) {
+  const double a = activation_bytes(p);
+  const Dtype d = gemm_dtype(p);
+  const double w = l.in * l.out;
+  const bool ac = is_autocast(p);
+  if (ac) {
+    add_memory(ops, l.name + ".w_cast", Phase::forward, Bytes(6.0 * w), l.count, 1, l.recompute);
+    if (l.input_fp32)
+      add_memory(ops, l.name + ".x_cast", Phase::forward, Bytes(6.0 * l.tokens * l.in), l.count, 1, l.recompute);
+  }
+  ops.push_back(gemm_op(l.name + ".fwd", Phase::forward, d, {l.tokens, l.out, l.in}, a, l.count, l.recompute));
+  if (l.needs_dgrad)
+    ops.push_back(gemm_op(l.name + ".dgrad", Phase::backward, d, {l.tokens, l.in, l.out}, a, l.count, false));
+  ops.push_back(gemm_op(l.name + ".wgrad", Phase::backward, d, {l.out, l.in, l.tokens}, a, l.count, false));
+  if (l.bias) add_memory(ops, l.name + ".bgrad", Phase::backward, Bytes(a * l.tokens * l.out), l.count);
+  if (ac) {
+    add_memory(ops, l.name + ".dw_cast", Phase::backward, Bytes(6.0 * w), l.count);
+    if (l.input_fp32 && l.needs_dgrad)
+      add_memory(ops, l.name + ".dx_cast", Phase::backward, Bytes(6.0 * l.tokens * l.in), l.count);
+  }
+}
+
+double optimizer_state_bytes_per_param(OptimizerKind opt) {
+  switch (opt) {
+    case OptimizerKind::adamw:
+    case OptimizerKind::adamw_fused:
+    case OptimizerKind::adam: return 8.0;
+    case OptimizerKind::sgd_momentum: return 4.0;
+    case OptimizerKind::sgd: return 0.0;
+  }
+  return 8.0;
+}
+
+// Bytes moved per parameter and number of multi-tensor launches, from the update each optimizer runs:
+// fused AdamW reads p, g, m, v and writes p, m, v (28 B); foreach SGD-momentum runs buf*=mu, buf+=g,
+// p+=-lr*buf (32 B); plain SGD p+=-lr*g (12 B); foreach (unfused) Adam(W) runs ~10 list ops (~120 B).
+std::vector<Op> optimizer_ops(OptimizerKind opt, double params, double tensors) {
+  double bytes_per_param = 28, list_ops = 1;
+  switch (opt) {
+    case OptimizerKind::adamw_fused: bytes_per_param = 28; list_ops = 1; break;
+    case OptimizerKind::adamw:
+    case OptimizerKind::adam: bytes_per_param = 120; list_ops = 10; break;
+    case OptimizerKind::sgd_momentum: bytes_per_param = 32; list_ops = 3; break;
+    case OptimizerKind::sgd: bytes_per_param = 12; list_ops = 1; break;
+  }
+  // multi_tensor_apply: one launch per ~24 tensors or per ~20M elements, whichever needs more.
+  const double launches = std::max(std::ceil(tensors / 24.0), std::ceil(params / 20e6));
+  std::vector<Op> ops;
+  add_memory(ops, "optimizer.update", Phase::optimizer, Bytes(bytes_per_param * params), list_ops,
+             static_cast<int>(std::max(1.0, launches)));
+  return ops;
+}
+
+StepOps build_step_ops(const StepConfig& step) {
+  StepOps ops;
+  switch (step.model.family) {
+    case ModelFamily::gpt: ops = build_gpt_ops(step); break;
+    case ModelFamily::vit: ops = build_vit_ops(step); break;
+    case ModelFamily::cnn: ops = build_cnn_ops(step); break;
+    case ModelFamily::generic: ops = build_generic_ops(step); break;
+  }
+  if (step.micro_batch < 1 || step.grad_accum < 1)
+    ops.not_expressible = "micro_batch and grad_accum must be at least 1";
+  if (ops.not_expressible.empty()) ops.optimizer = optimizer_ops(step.optimizer, ops.params, ops.param_tensors);
+  return ops;
+}
+
+}  // namespace gp

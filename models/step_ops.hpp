@@ -1,0 +1,91 @@
+// A training step as a list of operators with shapes, FLOPs and bytes: the input of the compute model
+// (compute_model.hpp) and, for activations, of the memory model. Built per model family by
+// transformer_ops.cpp (GPT, ViT), vision_ops.cpp (CNNs) and generic_ops.cpp. Pure value types.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/gemm_model.hpp"
+#include "models/units.hpp"
+#include "models/workload.hpp"
+
+namespace gp {
+
+enum class OpKind {
+  gemm,       // dense GEMM timed by the GEMM surface (also implicit-GEMM convolution, `conv` set)
+  attention,  // fused (flash / memory-efficient) attention, FLOPs at the attention rate
+  memory,     // bandwidth-bound: elementwise, normalisation, casts, reductions, optimizer update
+  simt,       // CUDA-core arithmetic without tensor cores (depthwise convolution); max(FLOPs, bytes)
+};
+
+enum class Phase { forward, backward, optimizer };
+
+struct Op {
+  std::string name;
+  OpKind kind = OpKind::memory;
+  Phase phase = Phase::forward;
+  Dtype dtype = Dtype::bf16;  // compute dtype for gemm / attention / simt
+  GemmShape shape;            // gemm only
+  Flops flops;                // per occurrence (gemm: 2mnk)
+  Bytes bytes;                // device-memory traffic per occurrence, read + write
+  double count = 1;           // occurrences per micro-batch (or per step for optimizer ops)
+  int kernels = 1;            // GPU kernels per occurrence (each pays launch and framework costs)
+  bool conv = false;          // gemm executed as a cuDNN implicit-GEMM convolution
+  bool recompute = false;     // forward op re-run in backward by activation checkpointing
+};
+
+// Everything one optimizer step runs: `micro` once per micro-batch, `optimizer` once per step.
+struct StepOps {
+  std::vector<Op> micro;
+  std::vector<Op> optimizer;
+  double params = 0;               // trainable parameters
+  double param_tensors = 0;        // number of parameter tensors (optimizer kernel count)
+  // Memory seen by the memory model, per micro-batch (bytes on the device):
+  Bytes activations;               // saved for backward at the end of forward (checkpointing applied)
+  Bytes loss_transient;            // extra live at the loss / start of backward (logits, their grads)
+  Bytes outputs_alive;             // model outputs the loop keeps alive through backward and the step
+  Bytes backward_tail;             // transient at the end of backward (e.g. dense embedding gradient)
+  std::string not_expressible;     // non-empty: the model cannot build this step, and why
+};
+
+// Bytes per element of activations in this precision mode (autocast: 2; fp32 / tf32: 4).
+double activation_bytes(Precision p);
+// GEMM dtype used by matmuls / convolutions in this precision mode.
+Dtype gemm_dtype(Precision p);
+// True when autocast to a 16-bit type is on (weights stay fp32 and are cast per use).
+bool is_autocast(Precision p);
+
+// Builds the operator list of one training step. The model family picks the builder: gpt -> causal
+// transformer with vocabulary head; vit / known CNN ids -> their layer structure; otherwise generic
+// from params and fwd_flops_per_sample. Activation checkpointing marks recomputed forward ops.
+StepOps build_step_ops(const StepConfig& step);
+
+// Builders (exposed for tests).
+StepOps build_gpt_ops(const StepConfig& step);
+StepOps build_vit_ops(const StepConfig& step);
+StepOps build_cnn_ops(const StepConfig& step);      // uses vision_layers(step.model.id)
+StepOps build_generic_ops(const StepConfig& step);
+
+// Optimizer update ops over `params` parameters in `tensors` tensors (memory-bound, fp32 states).
+std::vector<Op> optimizer_ops(OptimizerKind opt, double params, double tensors);
+
+// Bytes of fp32 optimizer state per parameter: AdamW/Adam 8, SGD with momentum 4, plain SGD 0.
+double optimizer_state_bytes_per_param(OptimizerKind opt);
+
+// Helpers used by the builders: append ops for one Linear layer (forward and backward) on `tokens` rows.
+struct LinearSpec {
+  std::string name;
+  double tokens = 0, in = 0, out = 0;
+  double count = 1;          // identical layers (e.g. transformer depth)
+  bool bias = true;
+  bool input_fp32 = false;   // under autocast the input arrives fp32 and is cast to 16-bit first
+  bool needs_dgrad = true;   // false for the first layer (input needs no gradient)
+  bool recompute = false;
+};
+void add_linear(std::vector<Op>& ops, const LinearSpec& l, Precision p);
+// A memory-bound op of `bytes` traffic (read + write).
+void add_memory(std::vector<Op>& ops, std::string name, Phase ph, Bytes bytes, double count, int kernels = 1,
+                bool recompute = false);
+
+}  // namespace gp

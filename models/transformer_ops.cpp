@@ -1,0 +1,185 @@
+// Transformer steps as operators. GPT follows shared/reference-runs/README.md (nanoGPT-style block:
+// LayerNorm -> fused QKV Linear -> causal SDPA (flash) -> proj Linear -> residual; LayerNorm -> Linear d->4d
+// -> GELU -> Linear 4d->d -> residual; learned positions; final LayerNorm; vocabulary head; fp32
+// cross-entropy). ViT follows torchvision's VisionTransformer (patch conv, class token, non-causal
+// nn.MultiheadAttention, 1000-class head). Under autocast the residual stream stays fp32 (embeddings are
+// fp32 and type promotion keeps the sum fp32), LayerNorm runs in fp32, and Linear inputs/weights are cast.
+#include <cmath>
+
+#include "models/step_ops.hpp"
+
+namespace gp {
+namespace {
+
+struct Block {
+  double b = 1, s = 1, d = 1, heads = 1, ff = 4;
+  bool causal = true;
+  bool mha_copies = false;  // nn.MultiheadAttention packs/unpacks q,k,v with contiguous copies
+  double layers = 1;
+  bool ckpt = false;
+};
+
+Op attention_op(std::string name, Phase ph, Dtype dt, Flops f, Bytes bytes, double count, int kernels,
+                bool recompute) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::attention;
+  op.phase = ph;
+  op.dtype = dt;
+  op.flops = f;
+  op.bytes = bytes;
+  op.count = count;
+  op.kernels = kernels;
+  op.recompute = recompute;
+  return op;
+}
+
+// Dtype the fused attention kernel computes in: flash (16-bit) under autocast; fp32 inputs fall back to
+// the memory-efficient kernel, which runs fp32 arithmetic.
+Dtype attention_dtype(Precision p) { return is_autocast(p) ? gemm_dtype(p) : Dtype::fp32; }
+
+// Appends one transformer block's forward and backward ops (count = layers). Returns the bytes it saves
+// for backward per layer.
+double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
+  const double a = activation_bytes(p);
+  const double N = k.b * k.s, d = k.d, ff = k.ff;
+  const bool ac = is_autocast(p);
+  const double L = k.layers;
+  const bool rc = k.ckpt;
+  // --- forward
+  add_memory(ops, "ln1.fwd", Phase::forward, Bytes(8 * N * d), L, 1, rc);
+  add_linear(ops, {"qkv", N, d, 3 * d, L, true, ac, true, rc}, p);
+  if (k.mha_copies) add_memory(ops, "qkv.pack", Phase::forward, Bytes(2 * a * 3 * N * d), L, 1, rc);
+  // Attention FLOPs: QK^T and PV, 2*s*s*hd each per head = 4*b*s^2*d; a causal mask skips half.
+  const double att_f = 4 * k.b * k.s * k.s * d * (k.causal ? 0.5 : 1.0);
+  ops.push_back(attention_op("attn.fwd", Phase::forward, attention_dtype(p), Flops(att_f),
+                             Bytes(a * 4 * N * d), L, 1, rc));
+  add_memory(ops, "attn.out_copy", Phase::forward, Bytes(2 * a * N * d), L, 1, rc);
+  add_linear(ops, {"proj", N, d, d, L, true, false, true, rc}, p);
+  add_memory(ops, "residual1.fwd", Phase::forward, Bytes((8 + a) * N * d), L, 1, rc);
+  add_memory(ops, "ln2.fwd", Phase::forward, Bytes(8 * N * d), L, 1, rc);
+  add_linear(ops, {"fc", N, d, ff, L, true, ac, true, rc}, p);
+  add_memory(ops, "gelu.fwd", Phase::forward, Bytes(2 * a * N * ff), L, 1, rc);
+  add_linear(ops, {"proj2", N, ff, d, L, true, false, true, rc}, p);
+  add_memory(ops, "residual2.fwd", Phase::forward, Bytes((8 + a) * N * d), L, 1, rc);
+  // --- backward (linear backward ops were added by add_linear)
+  // Flash backward recomputes QK^T and runs dV, dP, dQ, dK: 2.5x the forward FLOPs; 3 kernels.
+  ops.push_back(attention_op("attn.bwd", Phase::backward, attention_dtype(p), Flops(2.5 * att_f),
+                             Bytes(a * 8 * N * d), L, 3, false));
+  add_memory(ops, "qkv.grad_cat", Phase::backward, Bytes(2 * a * 3 * N * d), L, 1);
+  if (k.mha_copies) add_memory(ops, "qkv.unpack_grad", Phase::backward, Bytes(2 * a * 3 * N * d), L, 1);
+  add_memory(ops, "gelu.bwd", Phase::backward, Bytes(3 * a * N * ff), L, 1);
+  // LayerNorm backward: dx kernel (x, dy -> dx) and dgamma/dbeta kernel (x, dy again).
+  add_memory(ops, "ln.bwd", Phase::backward, Bytes(20 * N * d), 2 * L, 2);
+  // Residual joins: branch grad cast to 16-bit (autocast) and skip + branch grad sum in fp32.
+  if (ac) add_memory(ops, "residual.grad_cast", Phase::backward, Bytes(6 * N * d), 2 * L, 1);
+  add_memory(ops, "residual.grad_sum", Phase::backward, Bytes(12 * N * d), 2 * L, 1);
+  // Saved per layer: LN inputs (fp32), Linear inputs, q/k/v and attention output, GELU input.
+  return 4 * N * d * 2 + a * N * (d + d + d + ff) + 4 * a * N * d + a * N * ff;
+}
+
+// Cross-entropy over `classes` in fp32 on `rows` rows. Under autocast the 16-bit logits are cast to fp32
+// first. log_softmax over a long row reads it three times (max, sum, write); its backward twice.
+void add_cross_entropy(std::vector<Op>& ops, double rows, double classes, Precision p) {
+  const double nv = rows * classes;
+  const bool ac = is_autocast(p);
+  if (ac) add_memory(ops, "ce.cast", Phase::forward, Bytes(6 * nv), 1);
+  add_memory(ops, "ce.log_softmax", Phase::forward, Bytes(16 * nv), 1);
+  add_memory(ops, "ce.nll", Phase::forward, Bytes(4 * rows * 2), 1, 2);
+  add_memory(ops, "ce.nll.bwd", Phase::backward, Bytes(4 * nv), 1, 2);
+  add_memory(ops, "ce.log_softmax.bwd", Phase::backward, Bytes(16 * nv), 1);
+  if (ac) add_memory(ops, "ce.cast.bwd", Phase::backward, Bytes(6 * nv), 1);
+}
+
+double gpt_params(const TransformerDims& t) {
+  const double d = t.d_model, ff = t.d_ff > 0 ? t.d_ff : 4.0 * d;
+  const double block = 4 * d + (3 * d * d + 3 * d) + (d * d + d) + (d * ff + ff) + (ff * d + d);
+  const double emb = t.vocab * d + t.seq * d;
+  return t.layers * block + emb + 2 * d + (t.tied_embeddings ? 0 : t.vocab * d);
+}
+
+}  // namespace
+
+StepOps build_gpt_ops(const StepConfig& step) {
+  StepOps out;
+  const TransformerDims& t = step.model.dims;
+  if (t.layers <= 0 || t.d_model <= 0 || t.heads <= 0 || t.seq <= 0 || t.vocab <= 0) {
+    out.not_expressible = "transformer needs positive layers, d_model, heads, seq and vocab";
+    return out;
+  }
+  const Precision p = step.precision;
+  const double a = activation_bytes(p);
+  const double b = step.micro_batch, s = t.seq, d = t.d_model, V = t.vocab;
+  const double N = b * s;
+  Block k{b, s, d, static_cast<double>(t.heads), t.d_ff > 0 ? t.d_ff : 4 * d, true, false,
+          static_cast<double>(t.layers), step.activation_checkpointing};
+  auto& ops = out.micro;
+  // Embeddings: token gather, position gather, fp32 add; backward: dense embedding grads (sort + reduce).
+  add_memory(ops, "embed.fwd", Phase::forward, Bytes(16 * N * d), 1, 3);
+  add_memory(ops, "embed.bwd", Phase::backward, Bytes(4 * V * d + 16 * N * d), 1, 10);
+  const double per_layer_saved = add_block(ops, k, p);
+  add_memory(ops, "lnf.fwd", Phase::forward, Bytes(8 * N * d), 1);
+  add_memory(ops, "lnf.bwd", Phase::backward, Bytes(20 * N * d), 1, 2);
+  add_linear(ops, {"head", N, d, V, 1, false, is_autocast(p), true, false}, p);
+  if (t.tied_embeddings) add_memory(ops, "tied.grad_sum", Phase::backward, Bytes(12 * V * d), 1);
+  add_cross_entropy(ops, N, V, p);
+
+  out.params = gpt_params(t);
+  out.param_tensors = 12.0 * t.layers + 4 + (t.tied_embeddings ? 0 : 1);
+  const double saved_layers = step.activation_checkpointing
+                                  ? t.layers * 4 * N * d + per_layer_saved  // block inputs + one recompute
+                                  : t.layers * per_layer_saved;
+  out.activations = Bytes(saved_layers + 4 * N * d /*lnf input*/ + a * N * d /*head input*/);
+  const double logit_elem = is_autocast(p) ? 2.0 : 4.0;
+  // At the start of backward: logits (kept by the loop), log_softmax output, its grad and nll's grad.
+  out.loss_transient = Bytes((4 + 4 + 4) * N * V);
+  out.outputs_alive = Bytes(logit_elem * N * V);
+  // Dense fp32 gradient of the token embedding, summed into the tied head gradient.
+  out.backward_tail = Bytes(4 * V * d);
+  return out;
+}
+
+// torchvision ViT variants by name: (layers, hidden, heads, mlp, patch).
+StepOps build_vit_ops(const StepConfig& step) {
+  StepOps out;
+  const TransformerDims& t = step.model.dims;
+  const int img = step.model.input_shape.size() == 3 ? step.model.input_shape[1] : 224;
+  const int patch = t.patch > 0 ? t.patch : 16;
+  if (t.layers <= 0 || t.d_model <= 0 || t.heads <= 0) {
+    out.not_expressible = "vision transformer needs layers, d_model and heads";
+    return out;
+  }
+  const Precision p = step.precision;
+  const double a = activation_bytes(p);
+  const double grid = std::floor(img / static_cast<double>(patch));
+  const double s = grid * grid + 1;  // patches + class token
+  const double b = step.micro_batch, d = t.d_model, N = b * s;
+  const double ff = t.d_ff > 0 ? t.d_ff : 4 * d;
+  auto& ops = out.micro;
+  // Patch embedding: conv with kernel = stride = patch is a GEMM over patches; its input needs no grad.
+  const double pix = 3.0 * img * img;
+  if (is_autocast(p)) add_memory(ops, "image.cast", Phase::forward, Bytes(6 * b * pix), 1);
+  LinearSpec pe{"patch_embed", b * grid * grid, 3.0 * patch * patch, d, 1, true, false, false, false};
+  add_linear(ops, pe, p);
+  for (auto& op : ops)
+    if (op.kind == OpKind::gemm) op.conv = true;
+  add_memory(ops, "tokens.cat_pos", Phase::forward, Bytes((a + 4 + 8) * N * d), 1, 3);
+  add_memory(ops, "tokens.bwd", Phase::backward, Bytes((4 + a) * N * d), 1, 2);
+  Block k{b, s, d, static_cast<double>(t.heads), ff, false, true, static_cast<double>(t.layers),
+          step.activation_checkpointing};
+  const double per_layer_saved = add_block(ops, k, p);
+  add_memory(ops, "lnf.fwd", Phase::forward, Bytes(8 * N * d), 1);
+  add_memory(ops, "lnf.bwd", Phase::backward, Bytes(20 * N * d), 1, 2);
+  add_linear(ops, {"head", b, d, 1000, 1, true, is_autocast(p), true, false}, p);
+  add_cross_entropy(ops, b, 1000, p);
+  const double block_params = 4 * d + 3 * d * d + 3 * d + d * d + d + 2 * d * ff + ff + d;
+  out.params = t.layers * block_params + 3.0 * patch * patch * d + d + s * d + d + 2 * d + d * 1000 + 1000;
+  if (step.model.params > 0) out.params = step.model.params;
+  out.param_tensors = 12.0 * t.layers + 8;
+  const double saved_layers = step.activation_checkpointing ? t.layers * 4 * N * d + per_layer_saved
+                                                            : t.layers * per_layer_saved;
+  out.activations = Bytes(saved_layers + a * b * pix + 4 * N * d);
+  return out;
+}
+
+}  // namespace gp
