@@ -1,0 +1,293 @@
+#include "app/catalog_io.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "app/cli.hpp"
+#include "app/json_reader.hpp"
+
+namespace gp::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double kBig = 1e18;
+
+Provenance read_prov(ObjectReader& r) {
+  Provenance p;
+  if (auto s = r.string("source", true)) {
+    if (s->empty()) r.error(r.path("source"), "must name where the figures came from, got \"\"");
+    p.source = *s;
+  }
+  if (auto s = r.string("as_of", true)) {
+    bool ok = s->size() >= 4 && std::all_of(s->begin(), s->begin() + 4, ::isdigit);
+    if (!ok) r.error(r.path("as_of"), "must be a date \"YYYY-MM\" or \"YYYY-MM-DD\", got \"" + *s + "\"");
+    p.as_of = *s;
+  }
+  r.accept("notes");
+  return p;
+}
+
+std::optional<Dtype> dtype_from(const std::string& s) {
+  if (s == "fp32") return Dtype::fp32;
+  if (s == "tf32") return Dtype::tf32;
+  if (s == "bf16") return Dtype::bf16;
+  if (s == "fp16") return Dtype::fp16;
+  if (s == "fp8") return Dtype::fp8;
+  return std::nullopt;
+}
+
+std::optional<GpuSpec> read_gpu(ObjectReader& r) {
+  GpuSpec g;
+  g.id = r.string("id", true).value_or("");
+  g.name = r.string("name", true).value_or(g.id);
+  g.vendor = r.choice("vendor", true, {"nvidia", "amd", "intel", "google"}).value_or("");
+  if (const json* pk = r.object("peak_tflops", true)) {
+    ObjectReader pr(pk, r.file(), r.path("peak_tflops"), r.diags());
+    for (const char* d : {"fp32", "tf32", "bf16", "fp16", "fp8"}) {
+      if (auto v = pr.positive(d, false)) g.peak_dense[*dtype_from(d)] = FlopRate::tflops(*v);
+    }
+    pr.accept("int8");
+    pr.finish();
+  }
+  g.hbm = Bytes::gb(r.positive("hbm_GB", true).value_or(0));
+  g.hbm_bw = ByteRate::gbps(r.positive("hbm_bw_GBps", true).value_or(0));
+  g.sm_count = static_cast<int>(r.integer("sm_count", false, 1, 100000).value_or(0));
+  g.nvlink_bw = ByteRate::gbps(r.number("nvlink_GBps", false, 0, kBig).value_or(0));
+  g.pcie_gen = static_cast<int>(r.integer("pcie_gen", false, 1, 7).value_or(4));
+  g.pcie_bw = ByteRate::gbps(r.number("pcie_GBps", false, 0, kBig).value_or(0));
+  g.tdp = Watts(r.positive("tdp_W", true).value_or(0));
+  g.idle = Watts(r.number("idle_W", false, 0, kBig).value_or(0));
+  r.accept("arch");
+  r.accept("memory");
+  g.prov = read_prov(r);
+  return g;
+}
+
+std::optional<InstanceSpec> read_instance(ObjectReader& r) {
+  InstanceSpec s;
+  s.id = r.string("id", true).value_or("");
+  s.provider = r.string("provider", true).value_or("");
+  s.name = r.string("name", false).value_or(s.id);
+  s.gpu = r.string("gpu", true).value_or("");
+  s.gpus = static_cast<int>(r.integer("gpus", true, 1, 1 << 20).value_or(1));
+  s.vcpus = static_cast<int>(r.integer("vcpus", false, 1, 1 << 20).value_or(0));
+  s.ram = Bytes::gib(r.number("ram_GiB", false, 0, kBig).value_or(0));
+  s.network_bw = ByteRate::gbit(r.number("network_Gbps", false, 0, kBig).value_or(0));
+  s.network = r.string("network", false).value_or("");
+  s.intra_node = r.string("intra_node", false).value_or("");
+  s.local_nvme = Bytes::tb(r.number("local_nvme_TB", false, 0, kBig).value_or(0));
+  s.numa_nodes = static_cast<int>(r.integer("numa_nodes", false, 1, 64).value_or(2));
+  if (const json* p = r.object("price_per_hour", true)) {
+    ObjectReader pr(p, r.file(), r.path("price_per_hour"), r.diags());
+    s.prices.on_demand_per_hour = Dollars(pr.number("on_demand", true, 0, kBig).value_or(0));
+    for (const char* k : {"reserved", "spot"}) {
+      if (pr.has(k) && (*p)[k].is_null()) {
+        pr.accept(k);
+        continue;
+      }
+      if (auto v = pr.number(k, false, 0, kBig)) {
+        (std::string(k) == "reserved" ? s.prices.reserved_per_hour : s.prices.spot_per_hour) = Dollars(*v);
+      }
+    }
+    pr.finish();
+  }
+  r.accept("region");
+  s.prov = read_prov(r);
+  return s;
+}
+
+std::optional<InterconnectSpec> read_interconnect(ObjectReader& r) {
+  InterconnectSpec c;
+  c.id = r.string("id", true).value_or("");
+  auto kind = r.choice("kind", true, {"nvlink", "pcie", "infiniband", "ethernet", "efa", "xgmi"}).value_or("");
+  static const std::map<std::string, LinkKind> kinds = {
+      {"nvlink", LinkKind::nvlink},         {"pcie", LinkKind::pcie}, {"infiniband", LinkKind::infiniband},
+      {"ethernet", LinkKind::ethernet},     {"efa", LinkKind::efa},   {"xgmi", LinkKind::xgmi}};
+  if (kinds.count(kind)) c.kind = kinds.at(kind);
+  c.intra_node = r.choice("scope", true, {"intra-node", "inter-node"}).value_or("") == "intra-node";
+  c.bw_per_gpu = ByteRate::gbps(r.positive("bw_GBps", true).value_or(0));
+  c.ports_per_node = static_cast<int>(r.integer("ports_per_node", false, 1, 1024).value_or(1));
+  c.hop_latency = Seconds::us(r.number("hop_latency_us", true, 0, 1e6).value_or(0));
+  c.efficiency = r.number("efficiency", true, 0.01, 1.0).value_or(1.0);
+  c.prov = read_prov(r);
+  return c;
+}
+
+std::optional<StorageSpec> read_storage(ObjectReader& r) {
+  StorageSpec s;
+  s.id = r.string("id", true).value_or("");
+  s.kind = r.string("kind", true).value_or("");
+  s.read_bw = ByteRate::gbps(r.positive("read_GBps", true).value_or(0));
+  s.write_bw = ByteRate::gbps(r.positive("write_GBps", true).value_or(0));
+  if (const json* l = r.object("latency_ms", true)) {
+    ObjectReader lr(l, r.file(), r.path("latency_ms"), r.diags());
+    s.latency.p50 = Seconds::ms(lr.number("p50", true, 0, kBig).value_or(0));
+    s.latency.p99 = Seconds::ms(lr.number("p99", true, 0, kBig).value_or(0));
+    lr.accept("p90");
+    lr.finish();
+  }
+  s.shared = r.boolean("shared", false).value_or(false);
+  if (r.has("aggregate_GBps") && r.has("aggregate_GBps") && !(*r.object_ptr())["aggregate_GBps"].is_null()) {
+    s.aggregate_bw = ByteRate::gbps(r.positive("aggregate_GBps", false).value_or(0));
+  }
+  r.accept("aggregate_GBps");
+  r.accept("price_per_GB_month");
+  s.prov = read_prov(r);
+  return s;
+}
+
+std::optional<ImageSpec> read_image(ObjectReader& r) {
+  ImageSpec im;
+  im.id = r.string("id", true).value_or("");
+  im.compressed = Bytes::gb(r.positive("compressed_GB", true).value_or(0));
+  im.unpacked = Bytes::gb(r.positive("unpacked_GB", true).value_or(0));
+  im.layers = static_cast<int>(r.integer("layers", false, 1, 10000).value_or(1));
+  r.accept("name");
+  r.accept("reference");
+  im.prov = read_prov(r);
+  return im;
+}
+
+std::optional<ModelSpec> read_model(ObjectReader& r) {
+  ModelSpec m;
+  m.id = r.string("id", true).value_or("");
+  auto fam = r.choice("family", true, {"gpt", "cnn", "vit", "generic"}).value_or("generic");
+  m.family = fam == "gpt" ? ModelFamily::gpt : fam == "cnn" ? ModelFamily::cnn
+             : fam == "vit" ? ModelFamily::vit : ModelFamily::generic;
+  bool transformer = m.family == ModelFamily::gpt || m.family == ModelFamily::vit;
+  m.dims.layers = static_cast<int>(r.integer("layers", m.family == ModelFamily::gpt, 1, 100000).value_or(0));
+  m.dims.d_model = static_cast<int>(r.integer("d_model", m.family == ModelFamily::gpt, 1, 1 << 20).value_or(0));
+  m.dims.heads = static_cast<int>(r.integer("heads", m.family == ModelFamily::gpt, 1, 1 << 16).value_or(0));
+  m.dims.vocab = static_cast<int>(r.integer("vocab", false, 0, 1 << 24).value_or(transformer && m.family == ModelFamily::gpt ? 50304 : 0));
+  m.dims.seq = static_cast<int>(r.integer("seq", false, 1, 1 << 24).value_or(1024));
+  m.dims.d_ff = static_cast<int>(r.integer("d_ff", false, 1, 1 << 24).value_or(0));
+  m.dims.tied_embeddings = r.boolean("tied_embeddings", false).value_or(true);
+  m.params = r.positive("params", !transformer || m.family == ModelFamily::vit).value_or(0);
+  m.fwd_flops_per_sample = r.positive("fwd_flops_per_sample", !transformer || m.family == ModelFamily::vit).value_or(0);
+  m.activation_bytes_per_sample = Bytes(r.positive("activation_bytes_per_sample", false).value_or(0));
+  m.layers_hint = static_cast<int>(r.integer("layers_hint", false, 1, 100000).value_or(0));
+  if (const json* a = r.array("input_shape", false)) {
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      if (!(*a)[i].is_number_integer() || (*a)[i].get<long long>() <= 0) {
+        r.error(r.path("input_shape") + "/" + std::to_string(i), "must be a positive integer, got " + brief((*a)[i]));
+      } else {
+        m.input_shape.push_back((*a)[i].get<int>());
+      }
+    }
+  }
+  m.sample_bytes = Bytes(r.positive("sample_bytes", false).value_or(0));
+  r.accept("name");
+  r.accept("patch");
+  r.accept("image_hw");
+  m.prov = read_prov(r);
+  return m;
+}
+
+template <class Spec, class Reader>
+void read_kind(const json& doc, const char* kind, const std::string& file, Diagnostics& diags,
+               std::map<std::string, Spec>& into, Reader read) {
+  const std::string base = std::string("/") + kind;
+  const json& list = doc[kind];
+  if (!list.is_array()) {
+    diags.add(file, base, "must be an array of entries");
+    return;
+  }
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    std::string ptr = base + "/" + std::to_string(i);
+    std::size_t before = diags.size();
+    ObjectReader r(&list[i], file, ptr, diags);
+    if (!r.ok()) continue;
+    auto spec = read(r);
+    r.finish();
+    if (!spec || diags.size() != before) continue;
+    if (!seen.insert(spec->id).second) {
+      diags.add(file, ptr + "/id", "duplicate id \"" + spec->id + "\" in this file");
+      continue;
+    }
+    into[spec->id] = *spec;
+  }
+}
+
+void load_file(const std::string& path, Catalog& cat, Diagnostics& diags) {
+  auto doc = parse_json_file(path, diags);
+  if (!doc) return;
+  if (!doc->is_object()) {
+    diags.add(path, "", "must be an object with catalog kinds as keys (gpus, instances, ...)");
+    return;
+  }
+  static const std::vector<std::string> kinds = {"gpus", "instances", "interconnects", "storage", "images",
+                                                 "models", "$schema", "description"};
+  for (auto it = doc->begin(); it != doc->end(); ++it) {
+    const std::string& k = it.key();
+    if (k == "gpus") read_kind(*doc, "gpus", path, diags, cat.gpus, read_gpu);
+    else if (k == "instances") read_kind(*doc, "instances", path, diags, cat.instances, read_instance);
+    else if (k == "interconnects") read_kind(*doc, "interconnects", path, diags, cat.interconnects, read_interconnect);
+    else if (k == "storage") read_kind(*doc, "storage", path, diags, cat.storage, read_storage);
+    else if (k == "images") read_kind(*doc, "images", path, diags, cat.images, read_image);
+    else if (k == "models") read_kind(*doc, "models", path, diags, cat.models, read_model);
+    else if (k == "$schema" || k == "description") continue;
+    else {
+      auto near = nearest_name(k, kinds);
+      diags.add(path, "/" + pointer_escape(k),
+                "unknown catalog kind" + (near.empty() ? std::string() : " (did you mean \"" + near + "\"?)"));
+    }
+  }
+}
+
+void check_references(const Catalog& cat, Diagnostics& diags) {
+  for (const auto& [id, inst] : cat.instances) {
+    if (!cat.gpus.count(inst.gpu)) {
+      diags.add("catalog", "/instances/" + pointer_escape(id) + "/gpu", "unknown GPU id \"" + inst.gpu + "\"");
+    }
+    for (const auto* ref : {&inst.network, &inst.intra_node}) {
+      if (!ref->empty() && !cat.interconnects.count(*ref)) {
+        diags.add("catalog", "/instances/" + pointer_escape(id) + (ref == &inst.network ? "/network" : "/intra_node"),
+                  "unknown interconnect id \"" + *ref + "\"");
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string default_catalog_dir() {
+  if (const char* env = std::getenv("GPUPLAN_CATALOG_DIR"); env && *env) return env;
+  if (fs::is_directory("catalogs") && fs::exists("catalogs/gpus.json")) return "catalogs";
+  return std::string(GPUPLAN_SOURCE_DIR) + "/catalogs";
+}
+
+Catalog load_catalogs(const std::string& dir, const std::vector<std::string>& overrides, Diagnostics& diags) {
+  Catalog cat;
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    diags.add(dir, "", "catalog folder not found");
+    return cat;
+  }
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".json") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& f : files) load_file(f, cat, diags);
+  for (const auto& f : overrides) load_file(f, cat, diags);
+  if (diags.empty()) check_references(cat, diags);
+  return cat;
+}
+
+std::optional<Catalog> load_catalogs_or_report(const CliContext& ctx) {
+  Diagnostics diags;
+  std::string dir = ctx.catalog_dir.empty() ? default_catalog_dir() : ctx.catalog_dir;
+  Catalog cat = load_catalogs(dir, ctx.catalog_overrides, diags);
+  if (!diags.empty()) {
+    std::cerr << diags.render();
+    return std::nullopt;
+  }
+  return cat;
+}
+
+}  // namespace gp::app

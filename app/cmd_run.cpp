@@ -1,0 +1,136 @@
+// `gpuplan run FILE`: predicts every configuration of a scenario, prints the results and records the run.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "app/catalog_io.hpp"
+#include "app/cli.hpp"
+#include "app/evaluate.hpp"
+#include "app/store.hpp"
+
+namespace gp::app {
+
+namespace {
+
+struct RunOptions {
+  std::string file;
+  std::string format = "table";
+  std::string out;
+  std::string db = "gpuplan.db";
+  bool no_db = false;
+  bool quiet = false;
+};
+
+// A progress bar on stderr for long sweeps, only when stderr is a terminal.
+Progress progress_bar(bool enabled) {
+  if (!enabled || !isatty(STDERR_FILENO)) return {};
+  auto start = std::chrono::steady_clock::now();
+  return [start](std::size_t done, std::size_t total) {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (total < 20 && secs < 0.5) return;
+    int width = 30;
+    int filled = static_cast<int>(width * done / total);
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu configurations", std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                 std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), done, total);
+    if (done == total) std::fprintf(stderr, "\n");
+  };
+}
+
+Format parse_format(const std::string& f) {
+  if (f == "json") return Format::json;
+  if (f == "md") return Format::md;
+  if (f == "csv") return Format::csv;
+  return Format::table;
+}
+
+StoredRun to_stored(const Scenario& sc, const std::vector<ConfigOutcome>& all, const std::string& command) {
+  StoredRun run;
+  run.scenario_path = sc.path;
+  run.scenario_text = sc.text;
+  run.scenario_sha256 = sha256_hex(sc.text);
+  run.gpuplan_version = GPUPLAN_VERSION;
+  run.command = command;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const auto& c = all[i];
+    StoredConfig s;
+    s.config_id = c.job.id;
+    s.inputs_json = sc.concrete[i].dump();
+    s.results_json = config_json(c).dump();
+    s.gpus = c.job.cluster.total_gpus();
+    s.instance = cluster_label(c.job);
+    s.step_time_s = c.result.step_time.value();
+    s.time_to_train_h = c.result.time_to_train.hours();
+    s.cost_usd = c.result.cost.value();
+    s.fits = c.result.fits;
+    s.bottleneck = c.result.bottleneck;
+    run.configs.push_back(std::move(s));
+  }
+  return run;
+}
+
+void run(const RunOptions& o, CliContext& ctx) {
+  auto cat = load_catalogs_or_report(ctx);
+  if (!cat) {
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  Diagnostics diags;
+  auto sc = load_scenario(o.file, *cat, diags);
+  if (!sc) {
+    std::cerr << diags.render();
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  auto results = evaluate(*sc, *cat, progress_bar(!o.quiet));
+
+  long long run_id = 0;
+  if (!o.no_db) {
+    std::string err;
+    auto store = Store::open(o.db, &err);
+    if (!store) {
+      std::cerr << err << "\n";
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+    auto id = store->record_run(to_stored(*sc, results, "gpuplan run " + o.file), &err);
+    if (!id) {
+      std::cerr << err << "\n";
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+    run_id = *id;
+  }
+  std::optional<double> deadline;
+  if (!sc->configs.empty()) deadline = sc->configs.front().roi.deadline_hours;
+  std::string text = render(results, parse_format(o.format), sc->name.empty() ? sc->path : sc->name, deadline, run_id);
+  if (o.out.empty()) {
+    std::cout << text;
+  } else {
+    std::ofstream f(o.out, std::ios::binary);
+    if (!(f << text)) {
+      std::cerr << o.out << ": cannot write the output file\n";
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+  }
+  ctx.exit_code = kExitOk;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& root, CliContext& ctx) {
+  static RunOptions o;
+  auto* cmd = root.add_subcommand("run", "Predict every configuration of a scenario and record the run");
+  cmd->add_option("FILE", o.file, "Scenario file")->required();
+  cmd->add_option("--format", o.format, "table, json, md or csv")->check(CLI::IsMember({"table", "json", "md", "csv"}));
+  cmd->add_option("--out", o.out, "Write the output to FILE instead of standard output")->type_name("FILE");
+  cmd->add_option("--db", o.db, "SQLite results store (default ./gpuplan.db)")->type_name("FILE");
+  cmd->add_flag("--no-db", o.no_db, "Do not record the run");
+  cmd->add_flag("-q,--quiet", o.quiet, "No progress bar");
+  cmd->callback([&ctx] { run(o, ctx); });
+}
+
+}  // namespace gp::app

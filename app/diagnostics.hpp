@@ -1,0 +1,39 @@
+// User-input problems, collected rather than thrown, so that every problem in a file is reported at once.
+// Each renders as one line: `FILE:/json/pointer: what was expected, got X` (with `:LINE:COL` for syntax errors).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gp::app {
+
+struct Diagnostic {
+  std::string file;     // path as the user gave it
+  std::string pointer;  // RFC 6901 JSON pointer, "" for the whole document
+  std::string message;  // what was expected, and what was found
+  int line = 0;         // 1-based, 0 when unknown (only syntax errors carry it)
+  int column = 0;
+
+  // One line: "file:/path: message" or "file:line:col: message".
+  [[nodiscard]] std::string render() const;
+};
+
+class Diagnostics {
+ public:
+  void add(std::string file, std::string pointer, std::string message) {
+    items_.push_back({std::move(file), std::move(pointer), std::move(message), 0, 0});
+  }
+  void add_at(std::string file, int line, int column, std::string message) {
+    items_.push_back({std::move(file), "", std::move(message), line, column});
+  }
+  [[nodiscard]] bool empty() const { return items_.empty(); }
+  [[nodiscard]] std::size_t size() const { return items_.size(); }
+  [[nodiscard]] const std::vector<Diagnostic>& items() const { return items_; }
+  // All problems, one line each, newline-terminated.
+  [[nodiscard]] std::string render() const;
+
+ private:
+  std::vector<Diagnostic> items_;
+};
+
+}  // namespace gp::app

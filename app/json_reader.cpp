@@ -1,0 +1,269 @@
+#include "app/json_reader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace gp::app {
+
+namespace {
+
+// nlohmann reports a byte offset; turn it into 1-based line and column.
+void offset_to_line_col(const std::string& text, std::size_t offset, int& line, int& col) {
+  line = 1;
+  col = 1;
+  for (std::size_t i = 0; i < text.size() && i + 1 < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+}
+
+std::string strip_nlohmann_prefix(std::string what) {
+  // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error while parsing object - ..."
+  auto pos = what.find("syntax error");
+  if (pos != std::string::npos) return what.substr(pos);
+  pos = what.find("] ");
+  return pos == std::string::npos ? what : what.substr(pos + 2);
+}
+
+const char* type_name(const json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number_integer() || v.is_number_unsigned()) return "an integer";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  return "an object";
+}
+
+std::string fmt_num(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
+}
+
+}  // namespace
+
+std::optional<json> parse_json_text(const std::string& text, const std::string& name, Diagnostics& diags) {
+  try {
+    return json::parse(text, nullptr, true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    int line = 0, col = 0;
+    offset_to_line_col(text, e.byte, line, col);
+    diags.add_at(name, line, col, "invalid JSON: " + strip_nlohmann_prefix(e.what()));
+    return std::nullopt;
+  }
+}
+
+std::optional<json> parse_json_file(const std::string& path, Diagnostics& diags, std::string* text_out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    diags.add(path, "", "cannot open file for reading");
+    return std::nullopt;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  auto doc = parse_json_text(text, path, diags);
+  if (text_out) *text_out = std::move(text);
+  return doc;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = std::string::npos;
+  for (const auto& c : candidates) {
+    std::size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  // A likely typo: at most a third of the word's letters differ (and at least one edit allowed).
+  std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+  return best_d <= limit ? best : std::string();
+}
+
+std::string pointer_escape(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string brief(const json& v) {
+  std::string s = v.dump();
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+ObjectReader::ObjectReader(const json* obj, std::string file, std::string pointer, Diagnostics& diags)
+    : obj_(obj), file_(std::move(file)), pointer_(std::move(pointer)), diags_(diags) {
+  if (obj_ && !obj_->is_object()) {
+    diags_.add(file_, pointer_, std::string("must be an object, got ") + type_name(*obj_));
+    obj_ = nullptr;
+  }
+}
+
+bool ObjectReader::has(const char* key) const { return obj_ && obj_->contains(key); }
+
+const json* ObjectReader::get(const char* key, bool required) {
+  known_.insert(key);
+  if (!obj_) return nullptr;
+  auto it = obj_->find(key);
+  if (it == obj_->end()) {
+    if (required) diags_.add(file_, pointer_.empty() ? "/" : pointer_, std::string("missing required field \"") + key + "\"");
+    return nullptr;
+  }
+  return &*it;
+}
+
+std::optional<double> ObjectReader::number(const char* key, bool required, double min, double max) {
+  const json* v = get(key, required);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) {
+    error(path(key), "must be a number in [" + fmt_num(min) + ", " + fmt_num(max) + "], got " + brief(*v));
+    return std::nullopt;
+  }
+  double x = v->get<double>();
+  if (!std::isfinite(x) || x < min || x > max) {
+    error(path(key), "must be a number in [" + fmt_num(min) + ", " + fmt_num(max) + "], got " + brief(*v));
+    return std::nullopt;
+  }
+  return x;
+}
+
+std::optional<double> ObjectReader::positive(const char* key, bool required) {
+  const json* v = get(key, required);
+  if (!v) return std::nullopt;
+  if (!v->is_number() || !(v->get<double>() > 0) || !std::isfinite(v->get<double>())) {
+    error(path(key), "must be a positive number, got " + brief(*v));
+    return std::nullopt;
+  }
+  return v->get<double>();
+}
+
+std::optional<long long> ObjectReader::integer(const char* key, bool required, long long min, long long max) {
+  const json* v = get(key, required);
+  if (!v) return std::nullopt;
+  bool integral = v->is_number_integer() || v->is_number_unsigned() ||
+                  (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>() &&
+                   std::fabs(v->get<double>()) < 9e15);
+  std::string want = min == 1 && max >= (1LL << 40)   ? "a positive integer"
+                     : min == 0 && max >= (1LL << 40) ? "a non-negative integer"
+                                                       : "an integer in [" + std::to_string(min) + ", " +
+                                                             std::to_string(max) + "]";
+  if (!integral) {
+    error(path(key), "must be " + want + ", got " + brief(*v));
+    return std::nullopt;
+  }
+  long long x = v->is_number_float() ? static_cast<long long>(v->get<double>()) : v->get<long long>();
+  if (x < min || x > max) {
+    error(path(key), "must be " + want + ", got " + brief(*v));
+    return std::nullopt;
+  }
+  return x;
+}
+
+std::optional<std::string> ObjectReader::string(const char* key, bool required) {
+  const json* v = get(key, required);
+  if (!v) return std::nullopt;
+  if (!v->is_string()) {
+    error(path(key), std::string("must be a string, got ") + brief(*v));
+    return std::nullopt;
+  }
+  return v->get<std::string>();
+}
+
+std::optional<bool> ObjectReader::boolean(const char* key, bool required) {
+  const json* v = get(key, required);
+  if (!v) return std::nullopt;
+  if (!v->is_boolean()) {
+    error(path(key), std::string("must be true or false, got ") + brief(*v));
+    return std::nullopt;
+  }
+  return v->get<bool>();
+}
+
+std::optional<std::string> ObjectReader::choice(const char* key, bool required,
+                                                std::initializer_list<const char*> choices) {
+  const json* v = get(key, required);
+  if (!v) return std::nullopt;
+  std::string list;
+  std::vector<std::string> names;
+  for (const char* c : choices) {
+    list += (list.empty() ? "" : ", ") + std::string(c);
+    names.emplace_back(c);
+  }
+  if (v->is_string()) {
+    auto s = v->get<std::string>();
+    if (std::find(names.begin(), names.end(), s) != names.end()) return s;
+    auto near = nearest_name(s, names);
+    error(path(key), "must be one of " + list + ", got " + brief(*v) +
+                         (near.empty() ? "" : " (did you mean \"" + near + "\"?)"));
+    return std::nullopt;
+  }
+  error(path(key), "must be one of " + list + ", got " + brief(*v));
+  return std::nullopt;
+}
+
+const json* ObjectReader::object(const char* key, bool required) {
+  const json* v = get(key, required);
+  if (!v) return nullptr;
+  if (!v->is_object()) {
+    error(path(key), std::string("must be an object, got ") + type_name(*v));
+    return nullptr;
+  }
+  return v;
+}
+
+const json* ObjectReader::array(const char* key, bool required) {
+  const json* v = get(key, required);
+  if (!v) return nullptr;
+  if (!v->is_array()) {
+    error(path(key), std::string("must be an array, got ") + type_name(*v));
+    return nullptr;
+  }
+  return v;
+}
+
+void ObjectReader::finish(const std::vector<std::string>& extra_known) {
+  if (!obj_) return;
+  std::vector<std::string> names(known_.begin(), known_.end());
+  names.insert(names.end(), extra_known.begin(), extra_known.end());
+  for (auto it = obj_->begin(); it != obj_->end(); ++it) {
+    const std::string& k = it.key();
+    if (known_.count(k) || std::find(extra_known.begin(), extra_known.end(), k) != extra_known.end()) continue;
+    auto near = nearest_name(k, names);
+    error(pointer_ + "/" + pointer_escape(k),
+          "unknown field" + (near.empty() ? std::string() : " (did you mean \"" + near + "\"?)"));
+  }
+}
+
+}  // namespace gp::app

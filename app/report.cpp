@@ -1,0 +1,240 @@
+#include "app/report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace gp::app {
+
+using nlohmann::json;
+
+namespace {
+
+std::string fixed(double x, int prec) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", prec, x);
+  return buf;
+}
+
+// Three significant digits for wide-ranging figures (0.0123, 1.23, 123, 12300).
+std::string sig3(double x) {
+  char buf[64];
+  if (x != 0 && (x < 0.01 || x >= 1e6)) {
+    std::snprintf(buf, sizeof buf, "%.2e", x);
+  } else if (x < 1) {
+    std::snprintf(buf, sizeof buf, "%.3f", x);
+  } else if (x < 100) {
+    std::snprintf(buf, sizeof buf, "%.2f", x);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f", x);
+  }
+  return buf;
+}
+
+std::string money(double x) {
+  if (x >= 1e6) return "$" + fixed(x / 1e6, 2) + "M";
+  if (x >= 1e4) return "$" + fixed(x / 1e3, 1) + "k";
+  return "$" + fixed(x, x >= 100 ? 0 : 2);
+}
+
+std::string cut(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+
+struct Column {
+  const char* head;
+  int width;
+  bool left;
+};
+
+const std::vector<Column> kCols = {
+    {"id", 5, true},        {"gpus", 5, false},     {"cluster", 18, true}, {"step s", 7, false},
+    {"samp/s", 8, false},   {"train h", 8, false},  {"cost", 8, false},    {"busy", 4, false},
+    {"mfu", 4, false},      {"GiB", 5, false},      {"fit", 3, true},      {"bottleneck", 12, true}};
+
+std::vector<std::string> table_cells(const ConfigOutcome& c) {
+  const auto& r = c.result;
+  return {c.job.id,
+          std::to_string(c.job.cluster.total_gpus()),
+          cut(cluster_label(c.job), 18),
+          r.fits ? sig3(r.step_time.value()) : "-",
+          r.fits ? sig3(r.throughput_samples_per_s) : "-",
+          r.fits ? sig3(r.time_to_train.hours()) : "-",
+          r.fits ? money(r.cost.value()) : "-",
+          r.fits ? fixed(100 * r.gpu_busy_frac, 0) + "%" : "-",
+          r.fits ? fixed(100 * r.mfu, 0) + "%" : "-",
+          fixed(r.memory_per_gpu.gib(), 1),
+          r.fits ? "yes" : "NO",
+          cut(r.bottleneck, 12)};
+}
+
+std::string pad(const std::string& s, int w, bool left) {
+  if (static_cast<int>(s.size()) >= w) return s;
+  std::string sp(static_cast<std::size_t>(w) - s.size(), ' ');
+  return left ? s + sp : sp + s;
+}
+
+std::string render_table(const std::vector<ConfigOutcome>& all, const std::string& name,
+                         std::optional<double> deadline, long long run_id) {
+  std::ostringstream os;
+  if (!name.empty()) os << name << "\n";
+  std::string line;
+  for (std::size_t i = 0; i < kCols.size(); ++i) {
+    line += (i ? " " : "") + pad(kCols[i].head, kCols[i].width, kCols[i].left);
+  }
+  os << line << "\n" << std::string(line.size(), '-') << "\n";
+  for (const auto& c : all) {
+    auto cells = table_cells(c);
+    std::string row;
+    for (std::size_t i = 0; i < kCols.size(); ++i) {
+      row += (i ? " " : "") + pad(cells[i], kCols[i].width, kCols[i].left);
+    }
+    // Trailing spaces are noise in a terminal and in diffs.
+    while (!row.empty() && row.back() == ' ') row.pop_back();
+    os << row << "\n";
+  }
+  int best = pick_best(all, deadline);
+  os << "\n";
+  if (best < 0) {
+    os << "No configuration fits" << (deadline ? " and meets the deadline of " + sig3(*deadline) + " h" : "")
+       << ".\n";
+  } else {
+    const auto& b = all[static_cast<std::size_t>(best)];
+    os << "Cheapest" << (deadline ? " within " + sig3(*deadline) + " h" : "") << ": " << b.job.id << " ("
+       << b.job.cluster.total_gpus() << " x " << b.job.cluster.gpu.id << ", " << cluster_label(b.job) << "): "
+       << sig3(b.result.time_to_train.hours()) << " h, " << money(b.result.cost.value()) << ", bottleneck "
+       << b.result.bottleneck << ".\n";
+    for (const auto& a : b.result.advice) os << "  - " << a << "\n";
+  }
+  if (run_id > 0) os << "Recorded as run " << run_id << " (gpuplan history --show " << run_id << ").\n";
+  return os.str();
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+const std::vector<std::string> kFlatKeys = {
+    "id", "gpus", "nodes", "instance", "gpu", "step_time_s", "throughput_samples_per_s", "time_to_train_h",
+    "cost_usd", "cost_per_1k_steps_usd", "gpu_busy_frac", "mfu", "memory_gib_per_gpu", "fits", "bottleneck"};
+const std::vector<std::string> kBreakdownKeys = {"compute",    "dataloader_stall", "comm_exposed",
+                                                 "checkpoint", "startup",          "failures"};
+
+std::string cell_text(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "";
+  return v.dump();
+}
+
+std::string render_csv(const std::vector<ConfigOutcome>& all) {
+  std::ostringstream os;
+  std::string head;
+  for (const auto& k : kFlatKeys) head += (head.empty() ? "" : ",") + k;
+  for (const auto& k : kBreakdownKeys) head += ",breakdown_" + k + "_s";
+  os << head << "\n";
+  for (const auto& c : all) {
+    json j = config_json(c);
+    std::string row;
+    for (const auto& k : kFlatKeys) row += (row.empty() ? "" : ",") + csv_escape(cell_text(j[k]));
+    for (const auto& k : kBreakdownKeys) row += "," + cell_text(j["breakdown_s"][k]);
+    os << row << "\n";
+  }
+  return os.str();
+}
+
+std::string render_md(const std::vector<ConfigOutcome>& all, const std::string& name,
+                      std::optional<double> deadline) {
+  std::ostringstream os;
+  os << "# " << (name.empty() ? "gpuplan run" : name) << "\n\n";
+  os << "| id | GPUs | cluster | step (s) | samples/s | time to train (h) | cost | $/1k steps | GPU busy | MFU | "
+        "GiB/GPU | fits | bottleneck |\n";
+  os << "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
+  for (const auto& c : all) {
+    const auto& r = c.result;
+    os << "| " << c.job.id << " | " << c.job.cluster.total_gpus() << " | " << cluster_label(c.job) << " | "
+       << sig3(r.step_time.value()) << " | " << sig3(r.throughput_samples_per_s) << " | "
+       << sig3(r.time_to_train.hours()) << " | " << money(r.cost.value()) << " | "
+       << money(r.cost_per_1k_steps.value()) << " | " << fixed(100 * r.gpu_busy_frac, 0) << "% | "
+       << fixed(100 * r.mfu, 0) << "% | " << fixed(r.memory_per_gpu.gib(), 1) << " | " << (r.fits ? "yes" : "no")
+       << " | " << r.bottleneck << " |\n";
+  }
+  int best = pick_best(all, deadline);
+  if (best >= 0) {
+    const auto& b = all[static_cast<std::size_t>(best)];
+    os << "\n**Cheapest" << (deadline ? " within " + sig3(*deadline) + " h" : "") << ":** " << b.job.id << ", "
+       << money(b.result.cost.value()) << ", " << sig3(b.result.time_to_train.hours()) << " h.\n";
+    for (const auto& a : b.result.advice) os << "- " << a << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace
+
+std::string cluster_label(const JobConfig& job) {
+  if (job.cluster.instance) return job.cluster.instance->id;
+  return job.cluster.gpu.id + " x" + std::to_string(job.cluster.gpus_per_node);
+}
+
+json config_json(const ConfigOutcome& c) {
+  const auto& r = c.result;
+  const auto& b = r.breakdown;
+  json j;
+  j["id"] = c.job.id;
+  j["gpus"] = c.job.cluster.total_gpus();
+  j["nodes"] = c.job.cluster.nodes;
+  j["instance"] = c.job.cluster.instance ? json(c.job.cluster.instance->id) : json(nullptr);
+  j["gpu"] = c.job.cluster.gpu.id;
+  j["steps"] = r.steps;
+  j["global_batch"] = c.job.global_batch();
+  j["step_time_s"] = r.step_time.value();
+  j["throughput_samples_per_s"] = r.throughput_samples_per_s;
+  j["time_to_train_h"] = r.time_to_train.hours();
+  j["cost_usd"] = r.cost.value();
+  j["cost_per_1k_steps_usd"] = r.cost_per_1k_steps.value();
+  j["price_per_hour_usd"] = r.price_per_hour.value();
+  j["gpu_busy_frac"] = r.gpu_busy_frac;
+  j["mfu"] = r.mfu;
+  j["memory_gib_per_gpu"] = r.memory_per_gpu.gib();
+  j["memory_capacity_gib"] = r.memory_capacity.gib();
+  j["fits"] = r.fits;
+  j["bottleneck"] = r.bottleneck;
+  j["breakdown_s"] = {{"compute", b.compute.value()},         {"dataloader_stall", b.dataloader_stall.value()},
+                      {"comm_exposed", b.comm_exposed.value()}, {"checkpoint", b.checkpoint.value()},
+                      {"startup", b.startup.value()},           {"failures", b.failures.value()}};
+  j["advice"] = r.advice;
+  return j;
+}
+
+int pick_best(const std::vector<ConfigOutcome>& all, std::optional<double> deadline_hours) {
+  int best = -1;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const auto& r = all[i].result;
+    if (!r.fits) continue;
+    if (deadline_hours && r.time_to_train.hours() > *deadline_hours) continue;
+    if (best < 0 || r.cost < all[static_cast<std::size_t>(best)].result.cost) best = static_cast<int>(i);
+  }
+  return best;
+}
+
+std::string render(const std::vector<ConfigOutcome>& all, Format f, const std::string& scenario_name,
+                   std::optional<double> deadline_hours, long long run_id) {
+  switch (f) {
+    case Format::table: return render_table(all, scenario_name, deadline_hours, run_id);
+    case Format::csv: return render_csv(all);
+    case Format::md: return render_md(all, scenario_name, deadline_hours);
+    case Format::json: {
+      json out;
+      out["gpuplan_version"] = GPUPLAN_VERSION;
+      out["scenario"] = scenario_name;
+      out["run_id"] = run_id > 0 ? json(run_id) : json(nullptr);
+      out["configs"] = json::array();
+      for (const auto& c : all) out["configs"].push_back(config_json(c));
+      int best = pick_best(all, deadline_hours);
+      out["best"] = best >= 0 ? json(all[static_cast<std::size_t>(best)].job.id) : json(nullptr);
+      return out.dump(2) + "\n";
+    }
+  }
+  return "";
+}
+
+}  // namespace gp::app

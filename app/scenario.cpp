@@ -1,0 +1,549 @@
+#include "app/scenario.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+namespace gp::app {
+
+namespace {
+
+constexpr double kBig = 1e18;
+constexpr long long kBigInt = 1LL << 50;
+
+// ---- sweep expansion -------------------------------------------------------------------------------
+
+using Points = std::vector<SweepPoint>;
+
+bool expand_into(const json& v, const std::string& cptr, const std::string& optr, std::size_t limit, Points& out) {
+  out.clear();
+  if (v.is_array()) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      Points sub;
+      std::string elem = optr + "/" + std::to_string(i);
+      if (!expand_into(v[i], cptr, elem, limit, sub)) return false;
+      for (auto& p : sub) {
+        p.origin.emplace_back(cptr, elem);
+        out.push_back(std::move(p));
+        if (out.size() > limit) return false;
+      }
+    }
+    if (v.empty()) out.push_back({v, {}});  // an empty list stays (and is reported by validation)
+    return true;
+  }
+  if (v.is_object()) {
+    out.push_back({json::object(), {}});
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      std::string key = "/" + pointer_escape(it.key());
+      Points sub;
+      if (!expand_into(it.value(), cptr + key, optr + key, limit, sub)) return false;
+      if (sub.size() * out.size() > limit) return false;
+      Points next;
+      next.reserve(out.size() * sub.size());
+      for (const auto& a : out) {
+        for (const auto& b : sub) {
+          SweepPoint p = a;
+          p.doc[it.key()] = b.doc;
+          p.origin.insert(p.origin.end(), b.origin.begin(), b.origin.end());
+          next.push_back(std::move(p));
+        }
+      }
+      out = std::move(next);
+    }
+    return true;
+  }
+  out.push_back({v, {}});
+  return true;
+}
+
+// ---- enum parsing ------------------------------------------------------------------------------------
+
+Precision precision_from(const std::string& s) {
+  if (s == "fp32") return Precision::fp32;
+  if (s == "tf32") return Precision::tf32;
+  if (s == "fp16") return Precision::fp16;
+  return Precision::bf16;
+}
+
+OptimizerKind optimizer_from(const std::string& s) {
+  if (s == "adamw") return OptimizerKind::adamw;
+  if (s == "adam") return OptimizerKind::adam;
+  if (s == "sgd") return OptimizerKind::sgd;
+  if (s == "sgd-momentum") return OptimizerKind::sgd_momentum;
+  return OptimizerKind::adamw_fused;
+}
+
+DataParallel strategy_from(const std::string& s) {
+  if (s == "fsdp") return DataParallel::fsdp;
+  if (s == "zero1") return DataParallel::zero1;
+  if (s == "zero2") return DataParallel::zero2;
+  if (s == "zero3") return DataParallel::zero3;
+  return DataParallel::ddp;
+}
+
+// Looks up a catalog id, reporting an unknown one with the nearest known id.
+template <class M>
+const typename M::mapped_type* lookup(ObjectReader& r, const char* key, const M& map, const char* what,
+                                      bool required) {
+  auto id = r.string(key, required);
+  if (!id) return nullptr;
+  auto it = map.find(*id);
+  if (it != map.end()) return &it->second;
+  std::vector<std::string> ids;
+  for (const auto& kv : map) ids.push_back(kv.first);
+  auto near = nearest_name(*id, ids);
+  r.error(r.path(key), std::string("unknown ") + what + " id \"" + *id + "\"" +
+                           (near.empty() ? std::string(" (see `gpuplan catalog list`)")
+                                         : " (did you mean \"" + near + "\"?)"));
+  return nullptr;
+}
+
+// ---- sections ------------------------------------------------------------------------------------------
+
+struct Parser {
+  const Catalog& cat;
+  const std::string& file;
+  Diagnostics& diags;
+
+  void transformer_dims(ObjectReader& r, ModelSpec& m) {
+    m.family = ModelFamily::gpt;
+    m.dims.layers = static_cast<int>(r.integer("layers", true, 1, 100000).value_or(1));
+    m.dims.d_model = static_cast<int>(r.integer("d_model", true, 1, 1 << 20).value_or(1));
+    m.dims.heads = static_cast<int>(r.integer("heads", true, 1, 1 << 16).value_or(1));
+    m.dims.vocab = static_cast<int>(r.integer("vocab", false, 1, 1 << 24).value_or(50304));
+    m.dims.seq = static_cast<int>(r.integer("seq", false, 1, 1 << 24).value_or(1024));
+    m.dims.d_ff = static_cast<int>(r.integer("d_ff", false, 1, 1 << 24).value_or(0));
+    m.dims.tied_embeddings = r.boolean("tied_embeddings", false).value_or(true);
+    if (m.dims.d_model % m.dims.heads != 0) {
+      r.error(r.path("heads"), "must divide d_model (" + std::to_string(m.dims.d_model) + "), got " +
+                                   std::to_string(m.dims.heads));
+    }
+    m.id = "transformer-L" + std::to_string(m.dims.layers) + "-d" + std::to_string(m.dims.d_model);
+  }
+
+  void generic_model(ObjectReader& r, ModelSpec& m) {
+    m.family = ModelFamily::generic;
+    m.id = r.string("name", false).value_or("generic");
+    m.params = r.positive("params", true).value_or(1);
+    m.fwd_flops_per_sample = r.positive("fwd_flops_per_sample", true).value_or(1);
+    m.activation_bytes_per_sample = Bytes(r.positive("activation_bytes_per_sample", true).value_or(1));
+    m.sample_bytes = Bytes(r.positive("sample_bytes", false).value_or(0));
+  }
+
+  // /workload: the model, batch, run length, precision and optimizer. Needs dp to resolve global_batch.
+  void workload(ObjectReader& r, JobConfig& job) {
+    int given = r.has("model") + r.has("transformer") + r.has("generic");
+    if (given != 1) {
+      r.error(r.pointer(), given == 0 ? "must give the model: one of \"model\" (a catalog id), \"transformer\" "
+                                        "(dimensions) or \"generic\" (parameters and FLOPs)"
+                                      : "must give only one of \"model\", \"transformer\", \"generic\"");
+    }
+    ModelSpec m;
+    if (r.has("model")) {
+      if (const ModelSpec* spec = lookup(r, "model", cat.models, "model", true)) m = *spec;
+    } else if (const json* t = r.object("transformer", false)) {
+      ObjectReader tr(t, file, r.path("transformer"), diags);
+      transformer_dims(tr, m);
+      tr.finish();
+    } else if (const json* g = r.object("generic", false)) {
+      ObjectReader gr(g, file, r.path("generic"), diags);
+      generic_model(gr, m);
+      gr.finish();
+    }
+    r.accept("model");
+    r.accept("transformer");
+    r.accept("generic");
+    if (auto seq = r.integer("seq", false, 1, 1 << 24)) {
+      if (m.family == ModelFamily::gpt) {
+        m.dims.seq = static_cast<int>(*seq);
+      } else {
+        r.error(r.path("seq"), "applies only to transformer (gpt) models");
+      }
+    }
+    job.step.model = m;
+    job.step.precision = precision_from(r.choice("precision", false, {"fp32", "tf32", "bf16", "fp16"}).value_or("bf16"));
+    job.step.optimizer = optimizer_from(
+        r.choice("optimizer", false, {"adamw", "adamw-fused", "adam", "sgd", "sgd-momentum"}).value_or("adamw-fused"));
+
+    auto global = r.integer("global_batch", false, 1, kBigInt);
+    auto micro = r.integer("micro_batch", false, 1, kBigInt);
+    auto accum = r.integer("grad_accum", false, 1, kBigInt);
+    const long long dp = job.parallel.dp;
+    if (!global && !micro) {
+      r.error(r.pointer(), "must give \"global_batch\" or \"micro_batch\" (samples per GPU per micro-batch)");
+    } else if (global) {
+      long long mb = micro.value_or(0);
+      long long ga = accum.value_or(0);
+      if (mb == 0) mb = ga > 0 ? *global / (dp * ga) : *global / dp;
+      if (ga == 0) ga = mb > 0 ? *global / (dp * mb) : 1;
+      if (mb <= 0 || mb * ga * dp != *global) {
+        r.error(r.path("global_batch"), "must equal micro_batch x grad_accum x data-parallel size (" +
+                                            std::to_string(dp) + "), got " + std::to_string(*global));
+        mb = std::max<long long>(mb, 1);
+        ga = std::max<long long>(ga, 1);
+      }
+      job.step.micro_batch = static_cast<int>(mb);
+      job.step.grad_accum = static_cast<int>(ga);
+    } else {
+      job.step.micro_batch = static_cast<int>(*micro);
+      job.step.grad_accum = static_cast<int>(accum.value_or(1));
+    }
+
+    auto steps = r.integer("steps", false, 1, kBigInt);
+    const json* ds = r.object("dataset", false);
+    if (steps && ds) r.error(r.path("dataset"), "give either \"steps\" or \"dataset\", not both");
+    if (!steps && !ds) r.error(r.pointer(), "must give the run length: \"steps\" or \"dataset\" {samples, epochs}");
+    if (steps) job.length.steps = *steps;
+    if (ds) {
+      ObjectReader dr(ds, file, r.path("dataset"), diags);
+      job.length.samples = dr.positive("samples", true);
+      job.length.epochs = dr.positive("epochs", false).value_or(1);
+      dr.finish();
+    }
+  }
+
+  void dataloader(ObjectReader& r, JobConfig& job) {
+    auto& l = job.loader;
+    auto src = r.choice("source", false, {"synthetic", "cpu"}).value_or("synthetic");
+    l.synthetic = src == "synthetic";
+    l.num_workers = static_cast<int>(r.integer("num_workers", false, 0, 1024).value_or(0));
+    l.pin_memory = r.boolean("pin_memory", false).value_or(true);
+    l.persistent_workers = r.boolean("persistent_workers", false).value_or(true);
+    l.prefetch_factor = static_cast<int>(r.integer("prefetch_factor", false, 1, 1024).value_or(2));
+    l.numa_binding = r.boolean("numa_binding", false).value_or(true);
+    auto cost = r.positive("sample_cpu_ms", !l.synthetic);
+    l.sample_cpu = Seconds::ms(cost.value_or(0));
+    l.sample_cpu_cv = r.number("sample_cpu_cv", false, 0, 10).value_or(0.2);
+    auto sb = r.positive("sample_bytes", false);
+    l.sample_bytes = Bytes(sb.value_or(job.step.model.sample_bytes.value()));
+    if (!l.synthetic && l.sample_bytes.value() <= 0) {
+      r.error(r.pointer(), "must give \"sample_bytes\" (bytes of one sample copied to the GPU): the model's "
+                           "catalog entry has none");
+    }
+    l.worker_startup = Seconds(r.number("worker_startup_s", false, 0, 3600).value_or(0));
+    if (!l.synthetic && l.num_workers > 0 && !r.has("worker_startup_s")) {
+      r.error(r.pointer(), "must give \"worker_startup_s\" (seconds to start one DataLoader worker; the "
+                           "reference runs measured first_batch_s 0.8-1.4 s)");
+    }
+    if (l.num_workers == 0 && r.has("prefetch_factor")) {
+      r.error(r.path("prefetch_factor"), "applies only when num_workers > 0 (as in torch.utils.data.DataLoader)");
+    }
+  }
+
+  void software(ObjectReader& r, JobConfig& job) {
+    if (const json* p = r.object("parallelism", false)) {
+      ObjectReader pr(p, file, r.path("parallelism"), diags);
+      job.parallel.strategy =
+          strategy_from(pr.choice("strategy", false, {"ddp", "fsdp", "zero1", "zero2", "zero3"}).value_or("ddp"));
+      job.parallel.tp = static_cast<int>(pr.integer("tp", false, 1, 1 << 20).value_or(1));
+      job.parallel.pp = static_cast<int>(pr.integer("pp", false, 1, 1 << 20).value_or(1));
+      pr.finish();
+    }
+    job.step.cuda_graphs = r.boolean("cuda_graphs", false).value_or(false);
+    job.step.activation_checkpointing = r.boolean("activation_checkpointing", false).value_or(false);
+    job.step.channels_last = r.boolean("channels_last", false).value_or(true);
+    if (const json* n = r.object("nccl", false)) {
+      ObjectReader nr(n, file, r.path("nccl"), diags);
+      auto a = nr.choice("algorithm", false, {"auto", "ring", "tree", "hierarchical"}).value_or("auto");
+      job.comm.algorithm = a == "ring"           ? CollectiveAlgo::ring
+                           : a == "tree"         ? CollectiveAlgo::tree
+                           : a == "hierarchical" ? CollectiveAlgo::hierarchical
+                                                 : CollectiveAlgo::auto_select;
+      job.comm.bucket = Bytes::mib(nr.positive("bucket_mb", false).value_or(25));
+      job.comm.overlap = nr.boolean("overlap", false).value_or(true);
+      nr.finish();
+    }
+    r.accept("dataloader");  // read after the workload (needs the model's sample size)
+  }
+
+  void cluster(ObjectReader& r, JobConfig& job) {
+    auto& c = job.cluster;
+    const bool by_instance = r.has("instance");
+    if (by_instance == r.has("gpu")) {
+      r.error(r.pointer(), by_instance ? "give either \"instance\" or \"gpu\", not both"
+                                       : "must give \"instance\" (a catalog id) or \"gpu\" with \"gpus_per_node\"");
+    }
+    const InstanceSpec* inst = by_instance ? lookup(r, "instance", cat.instances, "instance", true) : nullptr;
+    r.accept("instance");
+    if (inst) {
+      c.instance = *inst;
+      if (const GpuSpec* g = Catalog::find(cat.gpus, inst->gpu)) c.gpu = *g;
+      c.gpus_per_node = inst->gpus;
+      c.cpu_cores_per_node = inst->vcpus;  // logical CPUs, the unit of --cpus and of worker scheduling
+      c.node_network_bw = inst->network_bw;
+      if (const auto* ic = Catalog::find(cat.interconnects, inst->intra_node)) c.intra_node = *ic;
+      if (const auto* net = Catalog::find(cat.interconnects, inst->network)) c.network = *net;
+      for (const char* k : {"gpus_per_node", "intra_node", "network"}) {
+        if (r.has(k)) r.error(r.path(k), "is set by the instance type; remove it or give \"gpu\" instead");
+        r.accept(k);
+      }
+    } else if (r.has("gpu")) {
+      if (const GpuSpec* g = lookup(r, "gpu", cat.gpus, "GPU", true)) c.gpu = *g;
+      c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", true, 1, 1024).value_or(1));
+      if (const auto* ic = lookup(r, "intra_node", cat.interconnects, "interconnect", true)) c.intra_node = *ic;
+      if (const auto* net = lookup(r, "network", cat.interconnects, "interconnect", false)) {
+        c.network = *net;
+        c.node_network_bw = net->bw_per_gpu * static_cast<double>(net->ports_per_node);
+      }
+    }
+    r.accept("gpu");
+    if (auto cores = r.integer("cpu_cores_per_node", false, 1, 1 << 20)) c.cpu_cores_per_node = static_cast<int>(*cores);
+    auto nodes = r.integer("nodes", false, 1, 1 << 24);
+    auto gpus = r.integer("gpus", false, 1, 1 << 30);
+    if (nodes && gpus) r.error(r.path("gpus"), "give either \"nodes\" or \"gpus\", not both");
+    if (gpus) {
+      if (*gpus < c.gpus_per_node) {
+        c.gpus_per_node = static_cast<int>(*gpus);  // a partial node: use only some of its GPUs
+        c.nodes = 1;
+      } else if (*gpus % c.gpus_per_node != 0) {
+        r.error(r.path("gpus"), "must be a multiple of the GPUs per node (" + std::to_string(c.gpus_per_node) +
+                                    "), got " + std::to_string(*gpus));
+      } else {
+        c.nodes = static_cast<int>(*gpus / c.gpus_per_node);
+      }
+    } else {
+      c.nodes = static_cast<int>(nodes.value_or(1));
+    }
+    if (c.nodes > 1 && !c.network) {
+      r.error(r.pointer(), "spans " + std::to_string(c.nodes) + " nodes but names no \"network\" between them");
+    }
+    c.oversubscription = r.number("oversubscription", false, 1, 1000).value_or(1);
+    c.gpus_per_pcie_switch = static_cast<int>(r.integer("gpus_per_pcie_switch", false, 1, 64).value_or(2));
+    if (const StorageSpec* st = lookup(r, "storage", cat.storage, "storage", false)) c.storage = *st;
+  }
+
+  void container(ObjectReader& r, JobConfig& job) {
+    if (const ImageSpec* im = lookup(r, "image", cat.images, "image", true)) job.container.image = *im;
+    if (auto cpus = r.positive("cpus", false)) job.container.cpus = *cpus;
+    if (auto mem = r.positive("memory_gib", false)) job.container.memory = Bytes::gib(*mem);
+  }
+
+  void checkpoint(ObjectReader& r, JobConfig& job) {
+    auto& ck = job.checkpoint;
+    ck.enabled = r.boolean("enabled", false).value_or(true);
+    if (auto s = r.integer("every_steps", false, 1, kBigInt)) ck.every_steps = *s;
+    if (auto m = r.positive("every_minutes", false)) ck.every = Seconds(*m * 60);
+    if (ck.enabled && !ck.every_steps && !ck.every) {
+      r.error(r.pointer(), "must give \"every_steps\" or \"every_minutes\" (or \"enabled\": false)");
+    }
+    if (ck.every_steps && ck.every) r.error(r.path("every_minutes"), "give either every_steps or every_minutes");
+    ck.async = r.boolean("async", false).value_or(false);
+    if (const StorageSpec* st = lookup(r, "storage", cat.storage, "storage", false)) ck.storage = *st;
+  }
+
+  void pricing(ObjectReader& r, JobConfig& job) {
+    auto& p = job.pricing;
+    auto plan = r.choice("plan", false, {"on-demand", "reserved", "spot", "on-prem"}).value_or("on-demand");
+    p.plan = plan == "reserved" ? PricingPlan::reserved
+             : plan == "spot"   ? PricingPlan::spot
+             : plan == "on-prem" ? PricingPlan::on_prem
+                                 : PricingPlan::on_demand;
+    if (auto v = r.positive("price_per_gpu_hour", false)) p.price_per_gpu_hour = Dollars(*v);
+    const bool onprem = p.plan == PricingPlan::on_prem;
+    if (auto v = r.positive("capex_per_node_usd", onprem)) p.capex_per_node = Dollars(*v);
+    p.depreciation_years = r.number("depreciation_years", false, 0.5, 30).value_or(p.depreciation_years);
+    p.residual_fraction = r.number("residual_fraction", false, 0, 1).value_or(p.residual_fraction);
+    if (auto v = r.positive("electricity_usd_per_kwh", onprem)) p.electricity_per_kwh = Dollars(*v);
+    if (auto v = r.number("pue", onprem, 1.0, 5.0)) p.pue = *v;
+    p.staff_per_year = Dollars(r.number("staff_usd_per_year", false, 0, kBig).value_or(0));
+    const auto& cl = job.cluster;
+    if (!p.price_per_gpu_hour && cl.instance) {
+      const auto& pr = cl.instance->prices;
+      if (p.plan == PricingPlan::reserved && !pr.reserved_per_hour) {
+        r.error(r.path("plan"), "instance \"" + cl.instance->id + "\" has no reserved price in the catalog; give "
+                                "\"price_per_gpu_hour\"");
+      }
+      if (p.plan == PricingPlan::spot && !pr.spot_per_hour) {
+        r.error(r.path("plan"), "instance \"" + cl.instance->id + "\" has no spot price in the catalog; give "
+                                "\"price_per_gpu_hour\"");
+      }
+    }
+    if (!p.price_per_gpu_hour && !cl.instance && !onprem) {
+      r.error(r.pointer(), "must give \"price_per_gpu_hour\" when the cluster is given by GPU type rather than "
+                           "instance (or use \"plan\": \"on-prem\")");
+    }
+  }
+
+  void reliability(ObjectReader& r, JobConfig& job) {
+    auto& rl = job.reliability;
+    rl.gpu_mtbf_hours = r.positive("gpu_mtbf_hours", false).value_or(0);
+    rl.node_mtbf_hours = r.positive("node_mtbf_hours", false).value_or(0);
+    bool failures = rl.gpu_mtbf_hours > 0 || rl.node_mtbf_hours > 0;
+    rl.restart = Seconds(60 * r.number("restart_minutes", failures, 0, 1e6).value_or(0));
+    rl.spot_interruptions_per_day = r.number("spot_interruptions_per_day", false, 0, 1e4).value_or(0);
+  }
+
+  void roi(ObjectReader& r, JobConfig& job) {
+    auto& o = job.roi;
+    if (auto v = r.positive("value_per_run_usd", false)) o.value_per_training_run = Dollars(*v);
+    if (auto v = r.positive("runs_per_year", false)) o.runs_per_year = *v;
+    o.discount_rate = r.number("discount_rate", false, 0, 1).value_or(o.discount_rate);
+    o.horizon_years = r.number("horizon_years", false, 0.1, 50).value_or(o.horizon_years);
+    if (auto v = r.positive("deadline_hours", false)) o.deadline_hours = *v;
+  }
+
+  // Cross-field checks that need several sections.
+  void consistency(ObjectReader& root, JobConfig& job) {
+    const int total = job.cluster.total_gpus();
+    const int mp = job.parallel.tp * job.parallel.pp;
+    if (mp > 0 && total % mp != 0) {
+      root.error("/software/parallelism", "tp x pp (" + std::to_string(mp) + ") must divide the GPU count (" +
+                                              std::to_string(total) + ")");
+    }
+    if (job.parallel.tp > job.cluster.gpus_per_node) {
+      root.error("/software/parallelism/tp", "must not exceed the GPUs per node (" +
+                                                 std::to_string(job.cluster.gpus_per_node) + "), got " +
+                                                 std::to_string(job.parallel.tp));
+    }
+    if (job.step.model.family == ModelFamily::gpt && job.parallel.tp > 1 && job.step.model.dims.heads % job.parallel.tp) {
+      root.error("/software/parallelism/tp", "must divide the attention heads (" +
+                                                 std::to_string(job.step.model.dims.heads) + ")");
+    }
+    if (job.step.model.family == ModelFamily::gpt && job.parallel.pp > job.step.model.dims.layers) {
+      root.error("/software/parallelism/pp", "must not exceed the layers (" +
+                                                 std::to_string(job.step.model.dims.layers) + ")");
+    }
+    if (job.checkpoint.enabled && !job.checkpoint.storage) {
+      if (job.cluster.storage.id.empty()) {
+        root.error("/checkpoint", "must name \"storage\" (or the cluster must name one)");
+      } else {
+        job.checkpoint.storage = job.cluster.storage;
+      }
+    }
+    if (!job.loader.synthetic && job.cluster.cpu_cores_per_node == 0) {
+      root.error("/cluster", "must give \"cpu_cores_per_node\" for a CPU data pipeline (the instance type has "
+                             "no vCPU count)");
+    }
+    if (job.container.cpus && job.cluster.cpu_cores_per_node > 0 && *job.container.cpus > job.cluster.cpu_cores_per_node) {
+      root.error("/container/cpus", "exceeds the node's CPUs");
+    }
+  }
+
+  JobConfig parse(const json& doc) {
+    JobConfig job;
+    ObjectReader root(&doc, file, "", diags);
+    if (!root.ok()) return job;
+    root.string("name", false);
+    root.string("description", false);
+    job.seed = static_cast<std::uint64_t>(root.integer("seed", false, 0, kBigInt).value_or(1));
+    root.accept("$schema");
+
+    // Cluster first: the data-parallel size depends on it and on the parallelism.
+    const json* cl = root.object("cluster", true);
+    ObjectReader cr(cl, file, "/cluster", diags);
+    if (cl) cluster(cr, job);
+    cr.finish();
+
+    const json* sw = root.object("software", false);
+    ObjectReader sr(sw, file, "/software", diags);
+    if (sw) software(sr, job);
+    const int mp = std::max(1, job.parallel.tp * job.parallel.pp);
+    job.parallel.dp = std::max(1, job.cluster.total_gpus() / mp);
+
+    const json* wl = root.object("workload", true);
+    ObjectReader wr(wl, file, "/workload", diags);
+    if (wl) workload(wr, job);
+    wr.finish();
+
+    if (sw) {
+      const json* dl = sr.object("dataloader", false);
+      ObjectReader dr(dl, file, "/software/dataloader", diags);
+      if (dl) dataloader(dr, job);
+      dr.finish();
+    }
+    sr.finish();
+
+    auto section = [&](const char* key, bool required, auto fn) {
+      const json* s = root.object(key, required);
+      ObjectReader r(s, file, std::string("/") + key, diags);
+      if (s) (this->*fn)(r, job);
+      r.finish();
+    };
+    section("container", false, &Parser::container);
+    section("checkpoint", false, &Parser::checkpoint);
+    section("pricing", false, &Parser::pricing);
+    if (!root.has("pricing")) {
+      json none = json::object();
+      ObjectReader pr(&none, file, "/pricing", diags);
+      pricing(pr, job);
+    }
+    section("reliability", false, &Parser::reliability);
+    section("roi", false, &Parser::roi);
+    consistency(root, job);
+    root.finish();
+    return job;
+  }
+};
+
+}  // namespace
+
+std::string SweepPoint::original_pointer(const std::string& p) const {
+  const std::pair<std::string, std::string>* best = nullptr;
+  for (const auto& kv : origin) {
+    const auto& k = kv.first;
+    bool prefix = p.compare(0, k.size(), k) == 0 && (p.size() == k.size() || p[k.size()] == '/');
+    if (prefix && (!best || k.size() > best->first.size())) best = &kv;
+  }
+  if (!best) return p;
+  return best->second + p.substr(best->first.size());
+}
+
+std::optional<std::vector<SweepPoint>> expand_sweep(const json& doc, std::size_t limit) {
+  Points out;
+  if (!expand_into(doc, "", "", limit, out)) return std::nullopt;
+  return out;
+}
+
+std::optional<Scenario> load_scenario_text(const std::string& text, const std::string& name,
+                                           const Catalog& catalog, Diagnostics& diags) {
+  auto doc = parse_json_text(text, name, diags);
+  if (!doc) return std::nullopt;
+  if (!doc->is_object()) {
+    diags.add(name, "", "must be an object with \"workload\" and \"cluster\"");
+    return std::nullopt;
+  }
+  auto points = expand_sweep(*doc, kMaxSweepConfigs);
+  if (!points) {
+    diags.add(name, "", "the sweep expands to more than " + std::to_string(kMaxSweepConfigs) +
+                            " configurations; split the scenario");
+    return std::nullopt;
+  }
+  Scenario sc;
+  sc.path = name;
+  sc.text = text;
+  if (doc->contains("name") && (*doc)["name"].is_string()) sc.name = (*doc)["name"];
+  if (doc->contains("description") && (*doc)["description"].is_string()) sc.description = (*doc)["description"];
+
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < points->size(); ++i) {
+    const SweepPoint& pt = (*points)[i];
+    Diagnostics local;
+    Parser parser{catalog, name, local};
+    JobConfig job = parser.parse(pt.doc);
+    for (const auto& d : local.items()) {
+      Diagnostic fixed = d;
+      fixed.pointer = pt.original_pointer(d.pointer);
+      if (seen.insert(fixed.render()).second) diags.add(fixed.file, fixed.pointer, fixed.message);
+    }
+    char id[32];
+    std::snprintf(id, sizeof id, "c%04zu", i);
+    job.id = id;
+    sc.configs.push_back(std::move(job));
+    sc.concrete.push_back(pt.doc);
+  }
+  if (!diags.empty()) return std::nullopt;
+  return sc;
+}
+
+std::optional<Scenario> load_scenario(const std::string& path, const Catalog& catalog, Diagnostics& diags) {
+  std::string text;
+  Diagnostics local;
+  // Read the bytes first (the text is stored with each run), then parse from memory.
+  if (!parse_json_file(path, local, &text) && text.empty()) {
+    for (const auto& d : local.items()) diags.add(d.file, d.pointer, d.message);
+    return std::nullopt;
+  }
+  return load_scenario_text(text, path, catalog, diags);
+}
+
+}  // namespace gp::app

@@ -1,0 +1,37 @@
+#include "models/workload.hpp"
+
+namespace gp {
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
+    case Precision::bf16: return "bf16";
+    case Precision::fp16: return "fp16";
+  }
+  return "?";
+}
+
+const char* to_string(OptimizerKind o) {
+  switch (o) {
+    case OptimizerKind::adamw: return "adamw";
+    case OptimizerKind::adamw_fused: return "adamw-fused";
+    case OptimizerKind::adam: return "adam";
+    case OptimizerKind::sgd: return "sgd";
+    case OptimizerKind::sgd_momentum: return "sgd-momentum";
+  }
+  return "?";
+}
+
+const char* to_string(DataParallel d) {
+  switch (d) {
+    case DataParallel::ddp: return "ddp";
+    case DataParallel::fsdp: return "fsdp";
+    case DataParallel::zero1: return "zero1";
+    case DataParallel::zero2: return "zero2";
+    case DataParallel::zero3: return "zero3";
+  }
+  return "?";
+}
+
+}  // namespace gp

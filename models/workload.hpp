@@ -1,0 +1,43 @@
+// The training workload and its software configuration, as value types. Produced from a scenario
+// (app/scenario) or a measured-run record (calibrate/reference_runs); consumed by the models and sim.
+#pragma once
+
+#include <string>
+
+#include "models/hardware.hpp"
+#include "models/units.hpp"
+
+namespace gp {
+
+// Autocast precision mode of the training step (see shared/reference-runs/README.md).
+enum class Precision { fp32, tf32, bf16, fp16 };
+
+enum class OptimizerKind { adamw, adamw_fused, adam, sgd, sgd_momentum };
+
+enum class DataParallel { ddp, fsdp, zero1, zero2, zero3 };
+
+// One step of one data-parallel replica: what runs on each GPU.
+struct StepConfig {
+  ModelSpec model;              // resolved model (catalog entry, dims or generic)
+  int micro_batch = 1;          // samples per micro-batch per GPU
+  int grad_accum = 1;           // micro-batches per optimizer step
+  Precision precision = Precision::bf16;
+  OptimizerKind optimizer = OptimizerKind::adamw_fused;
+  bool activation_checkpointing = false;
+  bool cuda_graphs = false;
+  bool channels_last = true;    // CNNs
+};
+
+// How the job is split over GPUs.
+struct ParallelConfig {
+  int dp = 1;                   // data-parallel replicas
+  int tp = 1;                   // tensor-parallel size
+  int pp = 1;                   // pipeline-parallel stages
+  DataParallel strategy = DataParallel::ddp;
+};
+
+const char* to_string(Precision p);
+const char* to_string(OptimizerKind o);
+const char* to_string(DataParallel d);
+
+}  // namespace gp
