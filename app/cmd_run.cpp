@@ -22,6 +22,7 @@ struct RunOptions {
   std::string db = "gpuplan.db";
   bool no_db = false;
   bool quiet = false;
+  std::string trace;
 };
 
 // A progress bar on stderr for long sweeps, only when stderr is a terminal.
@@ -84,7 +85,10 @@ void run(const RunOptions& o, CliContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  auto results = evaluate(*sc, *cat, progress_bar(!o.quiet));
+  EvaluateOptions eo;
+  eo.trace_path = o.trace;
+  eo.progress = progress_bar(!o.quiet);
+  auto results = evaluate(*sc, *cat, eo);
 
   long long run_id = 0;
   if (!o.no_db) {
@@ -130,6 +134,8 @@ void add_run_command(CLI::App& root, CliContext& ctx) {
   cmd->add_option("--db", o.db, "SQLite results store (default ./gpuplan.db)")->type_name("FILE");
   cmd->add_flag("--no-db", o.no_db, "Do not record the run");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress bar");
+  cmd->add_option("--trace", o.trace, "Write the first steps of every rank as Chrome trace JSON (Perfetto)")
+      ->type_name("FILE");
   cmd->callback([&ctx] { run(o, ctx); });
 }
 

@@ -38,7 +38,8 @@ JobResult estimate(const JobConfig& job) {
 
 }  // namespace
 
-std::vector<ConfigOutcome> evaluate(const Scenario& sc, const Catalog& /*cat*/, const Progress& progress) {
+std::vector<ConfigOutcome> evaluate(const Scenario& sc, const Catalog& /*cat*/, const EvaluateOptions& opts) {
+  const Progress& progress = opts.progress;
   std::vector<ConfigOutcome> out;
   out.reserve(sc.configs.size());
   for (std::size_t i = 0; i < sc.configs.size(); ++i) {

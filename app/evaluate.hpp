@@ -13,6 +13,11 @@ namespace gp::app {
 // Called after each configuration with (done, total) — drives the progress bar.
 using Progress = std::function<void(std::size_t, std::size_t)>;
 
-std::vector<ConfigOutcome> evaluate(const Scenario& sc, const Catalog& cat, const Progress& progress);
+struct EvaluateOptions {
+  std::string trace_path;   // --trace FILE: Chrome trace JSON of the first steps of every (or sampled) rank
+  Progress progress;
+};
+
+std::vector<ConfigOutcome> evaluate(const Scenario& sc, const Catalog& cat, const EvaluateOptions& opts);
 
 }  // namespace gp::app
