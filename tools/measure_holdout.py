@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""Measure held-out training runs on one GPU, in the format of the reference runs.
+
+Writes one JSON object per line (`kind: train`, `data: synthetic-on-gpu`) with the field names of
+../shared/reference-runs/README.md, for configurations that are NOT in the reference set (other widths, depths,
+sequence lengths, batch sizes, precisions, optimizers, checkpointing, accumulation, CUDA graphs, torchvision
+models). The compute model is checked against these; nothing may be tuned on them.
+
+GPT: LayerNorm -> fused QKV Linear (bias) -> SDPA causal -> out Linear -> residual; LayerNorm -> Linear d->4d ->
+GELU -> Linear 4d->d -> residual; learned position embeddings; final LayerNorm; head tied to the input
+embedding; cross-entropy in fp32. bf16/fp16 = autocast (fp16 with a GradScaler), TF32 allowed for what stays
+fp32; tf32 = fp32 tensors with TF32 matmuls; fp32 = TF32 off.
+
+step_ms = wall time of `iters` optimizer steps after warm-up, between two torch.cuda.synchronize(), divided by
+iters; p10/p50/p90 from CUDA events around each step; peak_mem_gib = torch.cuda.max_memory_allocated() over the
+timed steps; OutOfMemoryError anywhere gives `oom: true`.
+
+usage: python3 tools/measure_holdout.py --out FILE.jsonl [--only SUBSTRING] [--list]
+"""
+import argparse
+import datetime
+import gc
+import json
+import os
+import sys
+import threading
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+VOCAB = 50304
+GIB = 1024 ** 3
+
+# ---------------------------------------------------------------------------------------------- configurations
+
+def gpt(size, layers, d, heads, seq, batch, precision="bf16", optimizer="adamw-fused", accum=1, ckpt=False,
+        graphs=None, iters=12):
+    c = dict(model="gpt", size=size, layers=layers, d_model=d, heads=heads, seq=seq, batch=batch,
+             grad_accum=accum, precision=precision, optimizer=optimizer, activation_checkpointing=ckpt,
+             iters=iters)
+    if graphs is not None:
+        c["cuda_graphs"] = graphs
+    tag = f"gpt-{size}-b{batch}" + (f"x{accum}" if accum > 1 else "") + f"-s{seq}-{precision}"
+    tag += {"adamw-fused": "", "sgd-momentum": "-sgdm", "sgd": "-sgd"}[optimizer]
+    tag += "-ckpt" if ckpt else ""
+    tag += {None: "", False: "-eager", True: "-graph"}[graphs]
+    c["id"] = "holdout/" + tag
+    return c
+
+
+def vision(model, batch, iters=15):
+    return dict(id=f"holdout/{model}-b{batch}-bf16", model=model, batch=batch, precision="bf16",
+                channels_last=True, optimizer="sgd-momentum", cudnn_benchmark=True, iters=iters)
+
+
+CONFIGS = [
+    gpt("d768-l6", 6, 768, 12, 1024, 16),
+    gpt("d1280-l20", 20, 1280, 20, 1024, 8),
+    gpt("d1280-l20", 20, 1280, 20, 1024, 2),
+    gpt("d2560-l24", 24, 2560, 20, 1024, 4),
+    gpt("gpt-350m", 24, 1024, 16, 512, 32),
+    gpt("gpt-350m", 24, 1024, 16, 8192, 1),
+    gpt("gpt-124m", 12, 768, 12, 8192, 2),
+    gpt("gpt-1.3b", 24, 2048, 16, 8192, 1),
+    gpt("gpt-124m", 12, 768, 12, 1024, 24, precision="fp16"),
+    gpt("gpt-350m", 24, 1024, 16, 1024, 48),
+    gpt("gpt-350m", 24, 1024, 16, 1024, 16, optimizer="sgd-momentum"),
+    gpt("gpt-760m", 24, 1536, 16, 1024, 16, ckpt=True),
+    gpt("gpt-124m", 12, 768, 12, 1024, 4, accum=8),
+    gpt("gpt-1.3b", 24, 2048, 16, 1024, 4, accum=2),
+    gpt("gpt-124m", 12, 768, 12, 1024, 8, precision="tf32"),
+    gpt("d512-l8", 8, 512, 8, 1024, 16, precision="fp32"),
+    gpt("d384-l6", 6, 384, 6, 256, 8, optimizer="sgd-momentum", graphs=False, iters=30),
+    gpt("d384-l6", 6, 384, 6, 256, 8, optimizer="sgd-momentum", graphs=True, iters=30),
+    gpt("gpt-6.7b", 32, 4096, 32, 1024, 8),   # near the limit: ~107 GB of weights, grads and AdamW states
+    gpt("gpt-6.7b", 32, 4096, 32, 1024, 16),  # expected not to fit
+    vision("resnet34", 128),
+    vision("resnet152", 64),
+    vision("vit_b_32", 128),
+    vision("convnext_tiny", 128),
+    vision("densenet121", 128),
+]
+
+# ------------------------------------------------------------------------------------------------------ model
+
+class Block(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1 = nn.LayerNorm(d)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.ln2 = nn.LayerNorm(d)
+        self.fc1 = nn.Linear(d, 4 * d)
+        self.fc2 = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(c, dim=2)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class GPT(nn.Module):
+    def __init__(self, layers, d, heads, seq, ckpt):
+        super().__init__()
+        self.ckpt = ckpt
+        self.wte = nn.Embedding(VOCAB, d)
+        self.wpe = nn.Embedding(seq, d)
+        self.blocks = nn.ModuleList(Block(d, heads) for _ in range(layers))
+        self.lnf = nn.LayerNorm(d)
+        self.head = nn.Linear(d, VOCAB, bias=False)
+        self.head.weight = self.wte.weight  # tied embeddings
+
+    def forward(self, idx, targets):
+        t = idx.shape[1]
+        x = self.wte(idx) + self.wpe(torch.arange(t, device=idx.device))
+        for blk in self.blocks:
+            x = checkpoint(blk, x, use_reentrant=False) if self.ckpt and self.training else blk(x)
+        logits = self.head(self.lnf(x))
+        return F.cross_entropy(logits.float().view(-1, VOCAB), targets.view(-1))
+
+
+def n_params(model):
+    return sum(p.numel() for p in model.parameters())  # parameters() yields the tied weight once
+
+# ------------------------------------------------------------------------------------------------ measurement
+
+class PowerSampler:
+    """Mean NVML utilisation and board power, sampled every 50 ms while running."""
+
+    def __init__(self):
+        self.util, self.power, self._stop = [], [], threading.Event()
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            self._nvml = pynvml
+            self._h = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+        except Exception:  # NVML missing: the fields are left out
+            self._nvml = None
+
+    def __enter__(self):
+        if self._nvml:
+            self._t = threading.Thread(target=self._run, daemon=True)
+            self._t.start()
+        return self
+
+    def _run(self):
+        while not self._stop.is_set():
+            try:
+                self.util.append(self._nvml.nvmlDeviceGetUtilizationRates(self._h).gpu)
+                self.power.append(self._nvml.nvmlDeviceGetPowerUsage(self._h) / 1000.0)
+            except Exception:
+                pass
+            self._stop.wait(0.05)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._nvml:
+            self._t.join()
+
+    def fields(self):
+        out = {}
+        if self.util:
+            out["gpu_util_pct"] = round(sum(self.util) / len(self.util), 1)
+        if self.power:
+            out["gpu_power_w"] = round(sum(self.power) / len(self.power), 1)
+        return out
+
+
+def set_precision_flags(precision):
+    tf32 = precision != "fp32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+
+
+def autocast(precision, graphs=False):
+    if precision in ("bf16", "fp16"):
+        dt = torch.bfloat16 if precision == "bf16" else torch.float16
+        return torch.autocast("cuda", dtype=dt, cache_enabled=not graphs)
+    return torch.autocast("cuda", enabled=False)
+
+
+def make_optimizer(name, params):
+    if name == "adamw-fused":
+        return torch.optim.AdamW(params, lr=1e-4, fused=True)
+    if name == "sgd-momentum":
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9)
+    return torch.optim.SGD(params, lr=1e-3)
+
+
+def percentile(sorted_v, q):
+    i = (len(sorted_v) - 1) * q
+    lo, hi = int(i), min(int(i) + 1, len(sorted_v) - 1)
+    return sorted_v[lo] + (sorted_v[hi] - sorted_v[lo]) * (i - lo)
+
+
+def time_steps(step, warmup, iters):
+    """Runs warm-up steps, then `iters` timed steps; returns (step_ms, [per-step ms], sampler fields)."""
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
+    with PowerSampler() as ps:
+        t0 = time.perf_counter()
+        for a, b in ev:
+            a.record()
+            step()
+            b.record()
+        torch.cuda.synchronize()
+        t1 = time.perf_counter()
+    per = sorted(a.elapsed_time(b) for a, b in ev)
+    return (t1 - t0) * 1000.0 / iters, per, ps.fields()
+
+
+def gpt_step_fn(c, model, opt):
+    dev = "cuda"
+    b, s, accum, prec = c["batch"], c["seq"], c["grad_accum"], c["precision"]
+    x = torch.randint(0, VOCAB, (b, s), device=dev)
+    y = torch.randint(0, VOCAB, (b, s), device=dev)
+    scaler = torch.amp.GradScaler("cuda") if prec == "fp16" else None
+
+    def step():
+        for _ in range(accum):
+            with autocast(prec):
+                loss = model(x, y) / accum
+            (scaler.scale(loss) if scaler else loss).backward()
+        if scaler:
+            scaler.step(opt)
+            scaler.update()
+        else:
+            opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    if not c.get("cuda_graphs"):
+        return step
+    # Whole-step capture (PyTorch's documented recipe): warm up on a side stream, capture once, replay.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            with autocast(prec, graphs=True):
+                loss = model(x, y)
+            loss.backward()
+            opt.step()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    opt.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        with autocast(prec, graphs=True):
+            static_loss = model(x, y)
+        static_loss.backward()
+        opt.step()
+    return graph.replay
+
+
+def run_gpt(c, rec):
+    with torch.device("cuda"):
+        model = GPT(c["layers"], c["d_model"], c["heads"], c["seq"], c["activation_checkpointing"])
+    model.train()
+    rec["params"] = n_params(model)
+    opt = make_optimizer(c["optimizer"], model.parameters())
+    step = gpt_step_fn(c, model, opt)
+    step_ms, per, extra = time_steps(step, 3, c["iters"])
+    tokens = c["batch"] * c["grad_accum"] * c["seq"]
+    rec.update(step_fields(step_ms, per, c["iters"]))
+    rec.update(extra)
+    rec["tokens_per_s"] = round(tokens / (step_ms / 1000.0))
+    rec["samples_per_s"] = round(c["batch"] * c["grad_accum"] / (step_ms / 1000.0), 2)
+
+
+def step_fields(step_ms, per, iters):
+    return {"step_ms": round(step_ms, 3), "step_ms_p10": round(percentile(per, 0.1), 3),
+            "step_ms_p50": round(percentile(per, 0.5), 3), "step_ms_p90": round(percentile(per, 0.9), 3),
+            "peak_mem_gib": round(torch.cuda.max_memory_allocated() / GIB, 2), "iters": iters}
+
+
+def vision_flops(model_fn):
+    from torch.utils.flop_counter import FlopCounterMode
+    m = model_fn().cuda().eval()
+    x = torch.randn(1, 3, 224, 224, device="cuda")
+    with torch.no_grad(), FlopCounterMode(display=False) as fc:
+        m(x)
+    return int(fc.get_total_flops()), n_params(m)
+
+
+def run_vision(c, rec):
+    import torchvision
+    fn = getattr(torchvision.models, c["model"])
+    rec["fwd_flops_per_sample"], rec["params"] = vision_flops(lambda: fn(weights=None))
+    torch.backends.cudnn.benchmark = True
+    model = fn(weights=None).cuda().to(memory_format=torch.channels_last).train()
+    opt = make_optimizer(c["optimizer"], model.parameters())
+    x = torch.randn(c["batch"], 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (c["batch"],), device="cuda")
+
+    def step():
+        with autocast(c["precision"]):
+            loss = F.cross_entropy(model(x).float(), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    step_ms, per, extra = time_steps(step, 3, c["iters"])
+    rec.update(step_fields(step_ms, per, c["iters"]))
+    rec.update(extra)
+    rec["samples_per_s"] = round(c["batch"] / (step_ms / 1000.0), 1)
+    rec["image_hw"] = [224, 224]
+
+# ------------------------------------------------------------------------------------------------------- main
+
+def common_fields():
+    drv = None
+    try:
+        import pynvml
+        pynvml.nvmlInit()
+        drv = pynvml.nvmlSystemGetDriverVersion()
+        drv = drv.decode() if isinstance(drv, bytes) else drv
+    except Exception:
+        pass
+    ram = None
+    try:
+        with open("/proc/meminfo") as f:
+            ram = round(int(f.readline().split()[1]) / 1024 ** 2)
+    except Exception:
+        pass
+    return {"device": torch.cuda.get_device_name(),
+            "host": {"cpu_cores": os.cpu_count(), "ram_gib": ram},
+            "software": {"torch": torch.__version__, "cuda": torch.version.cuda,
+                         "cudnn": torch.backends.cudnn.version(), "driver": drv},
+            "measured_on": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
+
+
+def describe(c):
+    rec = {"id": c["id"], "kind": "train"}
+    for k, v in c.items():
+        if k not in ("id", "iters"):
+            rec[k] = v
+    if c["model"] == "gpt":
+        rec.update(vocab=VOCAB, attention="sdpa-causal", tied_embeddings=True)
+    rec["data"] = "synthetic-on-gpu"
+    return rec
+
+
+def measure(c, common):
+    rec = describe(c)
+    set_precision_flags(c["precision"])
+    torch.manual_seed(0)
+    t0 = time.perf_counter()
+    try:
+        (run_gpt if c["model"] == "gpt" else run_vision)(c, rec)
+    except torch.cuda.OutOfMemoryError:
+        for k in [k for k in rec if k.startswith("step_ms") or k in ("peak_mem_gib", "iters", "params")]:
+            rec.pop(k, None)
+        rec["oom"] = True
+        rec["error"] = "OutOfMemoryError"
+    rec.update(common)
+    gc.collect()
+    torch.cuda.empty_cache()
+    print(f"{c['id']:<48} {rec.get('step_ms', 'OOM' if rec.get('oom') else '-')!s:>10} ms  "
+          f"peak {rec.get('peak_mem_gib', '-')} GiB  ({time.perf_counter() - t0:.1f} s)", flush=True)
+    return rec
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", help="JSONL file to write")
+    ap.add_argument("--only", default="", help="run only configurations whose id contains this")
+    ap.add_argument("--list", action="store_true", help="print the configurations and exit")
+    a = ap.parse_args()
+    todo = [c for c in CONFIGS if a.only in c["id"]]
+    if a.list:
+        for c in todo:
+            print(json.dumps(describe(c)))
+        return 0
+    if not a.out:
+        ap.error("--out is required")
+    if not torch.cuda.is_available():
+        print("measure_holdout: no CUDA device", file=sys.stderr)
+        return 1
+    common = common_fields()
+    failed = 0
+    with open(a.out, "w") as f:
+        for c in todo:
+            try:
+                rec = measure(c, common)
+            except Exception as e:  # a broken configuration must not cost the others
+                failed += 1
+                print(f"{c['id']}: FAILED {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+                gc.collect()
+                torch.cuda.empty_cache()
+                continue
+            f.write(json.dumps(rec) + "\n")
+            f.flush()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs on the lent H200 machine (the device tool), from the repository root, with the probe binary built
+# beforehand into .probe-bin/ (see docs/calibration.md, "Probes and the H200 profile"):
+#   1. gpuplan-probe           -> $OUT/h200.json          (committed as calibrate/profiles/h200.json)
+#   2. gpuplan-probe --nccl-only (self-test on the visible GPUs) -> $OUT/nccl-selftest.json
+#   3. tools/measure_holdout.py -> $OUT/h200-holdout.jsonl (committed as calibrate/measured/h200-holdout-*.jsonl)
+# Each step has its own time limit, so one failure does not cost the others.
+set -u -o pipefail
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+BIN=${PROBE_BIN:-.probe-bin/gpuplan-probe}
+# NVLink multicast stays off everywhere (it can take a shared host's GPUs out of service).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+# cuBLAS and NCCL come from the machine's CUDA install, else from PyTorch's wheels.
+for lib in libcublasLt.so.13 libcublas.so.13 libnccl.so.2; do
+  if ! ldconfig -p | grep -q "$lib"; then
+    f=$(find /usr/local/cuda/ /usr/local/cuda*/ /opt /usr/lib -name "$lib" -print -quit 2>/dev/null)
+    [ -n "$f" ] && export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$(dirname "$f")"
+  fi
+done
+echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu \
+  --format=csv || true
+ldd "$BIN" | grep -E "cublas|not found" || true
+
+echo "== probe"
+timeout 200 "$BIN" --gpu-id h200-sxm --out "$OUT/h200.json" --verbose 2>"$OUT/probe.log"
+echo "probe rc=$?"
+tail -n 30 "$OUT/probe.log"
+
+echo "== nccl self-test"
+timeout 90 "$BIN" --nccl-only --gpu-id h200-sxm --nccl-out "$OUT/nccl-selftest.json" --verbose 2>"$OUT/nccl.log"
+echo "nccl rc=$?"
+tail -n 8 "$OUT/nccl.log"
+
+echo "== held-out training runs"
+PYTHONUNBUFFERED=1 timeout 290 python3 tools/measure_holdout.py --out "$OUT/h200-holdout.jsonl"
+echo "holdout rc=$?"
