@@ -57,12 +57,15 @@ class Rng {
     return static_cast<std::uint64_t>((static_cast<U128>(next_u64()) * n) >> 64);
   }
 
-  // Exponential with the given mean (> 0), by inversion.
-  double exponential(double mean) { return -mean * std::log1p(-uniform()); }
+  // Uniform in (0, 1], 53 random bits: safe to take the logarithm of.
+  constexpr double uniform_pos() { return static_cast<double>((next_u64() >> 11) + 1) * 0x1.0p-53; }
+
+  // Exponential with the given mean (> 0), by inversion (log is ~2x cheaper than log1p here).
+  double exponential(double mean) { return -mean * std::log(uniform_pos()); }
 
   // Normal(mean, stddev) by the Box-Muller transform (one of the pair is discarded for simplicity).
   double normal(double mean, double stddev) {
-    const double u1 = 1.0 - uniform();  // (0, 1]
+    const double u1 = uniform_pos();
     const double u2 = uniform();
     return mean + stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   }

@@ -85,9 +85,9 @@ Process worker(Simulator& sim, CapacityResource& cores, int id, std::vector<std:
 }  // namespace
 
 TEST_CASE("sim::capacity: coroutine workers share cores") {
-  // 3 workers x 2 jobs of 2 ms on 2 cores: w0,w1 at 0-2; w2 and w0 queue behind them:
-  // at 2: w2 (waiting since 0) and w0's second job... w0 re-requests at 2 after w2 queued at 0.
-  // t=2: w0, w1 done; w2 starts, w0#2 starts (w1#2 queued) -> t=4: w2, w0 done; w1#2, w2#2 -> t=6.
+  // 3 workers x 2 jobs of 2 ms on 2 cores. t=0: w0, w1 served, w2 queued. t=2: w0 done -> w2 starts,
+  // w0 queues again; w1 done -> w0 starts, w1 queues. t=4: w2 done -> w1 starts, w2 queues; w0 done
+  // -> w2 starts. t=6: w1, w2 done. The cores never idle: utilisation 1.
   Simulator sim;
   CapacityResource cores(sim, 2);
   std::vector<std::pair<int, SimTime>> log;
