@@ -43,7 +43,8 @@ def gpt(size, layers, d, heads, seq, batch, precision="bf16", optimizer="adamw-f
              iters=iters)
     if graphs is not None:
         c["cuda_graphs"] = graphs
-    tag = f"gpt-{size}-b{batch}" + (f"x{accum}" if accum > 1 else "") + f"-s{seq}-{precision}"
+    name = size if size.startswith("gpt-") else "gpt-" + size
+    tag = f"{name}-b{batch}" + (f"x{accum}" if accum > 1 else "") + f"-s{seq}-{precision}"
     tag += {"adamw-fused": "", "sgd-momentum": "-sgdm", "sgd": "-sgd"}[optimizer]
     tag += "-ckpt" if ckpt else ""
     tag += {None: "", False: "-eager", True: "-graph"}[graphs]

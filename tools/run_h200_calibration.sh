@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Runs on the lent H200 machine (the device tool), from the repository root, with the probe binary built
-# beforehand into .probe-bin/ (see docs/calibration.md, "Probes and the H200 profile"):
-#   1. gpuplan-probe           -> $OUT/h200.json          (committed as calibrate/profiles/h200.json)
-#   2. gpuplan-probe --nccl-only (self-test on the visible GPUs) -> $OUT/nccl-selftest.json
-#   3. tools/measure_holdout.py -> $OUT/h200-holdout.jsonl (committed as calibrate/measured/h200-holdout-*.jsonl)
+# beforehand into .probe-bin/ (see docs/calibration.md, "Probes and the H200 profile"). Steps (STEPS env, default
+# all of them):
+#   probe    gpuplan-probe -> $OUT/h200.json (committed as calibrate/profiles/h200.json)
+#   nccl     gpuplan-probe --nccl-only over the visible GPUs -> $OUT/nccl-selftest.json
+#   gemmdiag the reference GEMM shapes again with operands reused (no rotation) -> $OUT/gemm-norotate.json, and
+#            torch.matmul on them -> $OUT/torch-gemm.json (explains probe vs reference differences)
+#   holdout  tools/measure_holdout.py -> $OUT/h200-holdout.jsonl (calibrate/measured/h200-holdout-*.jsonl)
+# nvidia-smi dmon samples power and clocks every second into $OUT/dmon.txt meanwhile.
 # Each step has its own time limit, so one failure does not cost the others.
 set -u -o pipefail
 OUT=${OUT:-out}
+STEPS=${STEPS:-probe nccl gemmdiag holdout}
 mkdir -p "$OUT"
 BIN=${PROBE_BIN:-.probe-bin/gpuplan-probe}
 # NVLink multicast stays off everywhere (it can take a shared host's GPUs out of service).
@@ -21,18 +26,32 @@ done
 echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu \
   --format=csv || true
-ldd "$BIN" | grep -E "cublas|not found" || true
+nvidia-smi dmon -s pc -d 1 >"$OUT/dmon.txt" 2>&1 &
+DMON=$!
+has() { [[ " $STEPS " == *" $1 "* ]]; }
 
-echo "== probe"
-timeout 200 "$BIN" --gpu-id h200-sxm --out "$OUT/h200.json" --verbose 2>"$OUT/probe.log"
-echo "probe rc=$?"
-tail -n 30 "$OUT/probe.log"
-
-echo "== nccl self-test"
-timeout 90 "$BIN" --nccl-only --gpu-id h200-sxm --nccl-out "$OUT/nccl-selftest.json" --verbose 2>"$OUT/nccl.log"
-echo "nccl rc=$?"
-tail -n 8 "$OUT/nccl.log"
-
-echo "== held-out training runs"
-PYTHONUNBUFFERED=1 timeout 290 python3 tools/measure_holdout.py --out "$OUT/h200-holdout.jsonl"
-echo "holdout rc=$?"
+if has probe; then
+  echo "== probe"
+  timeout 200 "$BIN" --gpu-id h200-sxm --out "$OUT/h200.json" --verbose 2>"$OUT/probe.log"
+  echo "probe rc=$?"
+  grep -v '^gemm' "$OUT/probe.log" | tail -n 5
+fi
+if has nccl; then
+  echo "== nccl self-test"
+  timeout 90 "$BIN" --nccl-only --gpu-id h200-sxm --nccl-out "$OUT/nccl-selftest.json" --verbose 2>"$OUT/nccl.log"
+  echo "nccl rc=$?"
+  tail -n 3 "$OUT/nccl.log"
+fi
+if has gemmdiag; then
+  echo "== gemm diagnostics"
+  timeout 60 "$BIN" --gpu-id h200-sxm --gemm-only --gemm-tags ref-micro,square --gemm-no-rotate \
+    --out "$OUT/gemm-norotate.json" 2>&1 | tail -n 3
+  PYTHONUNBUFFERED=1 timeout 90 python3 tools/gemm_torch_compare.py --out "$OUT/torch-gemm.json"
+  echo "gemmdiag rc=$?"
+fi
+if has holdout; then
+  echo "== held-out training runs"
+  PYTHONUNBUFFERED=1 timeout 290 python3 tools/measure_holdout.py --out "$OUT/h200-holdout.jsonl"
+  echo "holdout rc=$?"
+fi
+kill "$DMON" 2>/dev/null || true

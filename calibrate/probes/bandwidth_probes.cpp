@@ -65,10 +65,11 @@ MemoryFigures run_memory_probe(int sm_count, size_t l2_bytes, size_t hbm_bytes) 
   auto* snk = static_cast<unsigned*>(sink.get());
   const int blocks = sm_count * 4;  // 512 threads each: enough 16-byte loads in flight to fill HBM
   const double b = static_cast<double>(hbm_bytes);
-  f.hbm_copy_GBps = gbps(2 * b, median_ms(s, 2, 10, [&] {
+  f.hbm_memcpy_GBps = gbps(2 * b, median_ms(s, 2, 10, [&] {
                            PROBE_CUDA(cudaMemcpyAsync(dst.get(), src.get(), hbm_bytes, cudaMemcpyDeviceToDevice, s));
                          }));
-  f.hbm_copy_kernel_GBps = gbps(2 * b, median_ms(s, 2, 10, [&] { copy_kernel(dst.get(), src.get(), hbm_bytes, blocks, s); }));
+  f.hbm_copy_kernel_GBps =
+      gbps(2 * b, median_ms(s, 2, 10, [&] { copy_kernel(dst.get(), src.get(), hbm_bytes, blocks, s); }));
   f.hbm_read_GBps = gbps(b, median_ms(s, 2, 10, [&] { read_kernel(src.get(), hbm_bytes, snk, blocks, s); }));
   f.hbm_write_GBps = gbps(b, median_ms(s, 2, 10, [&] { write_kernel(dst.get(), hbm_bytes, blocks, s); }));
   // L2: a quarter of the L2 read many times in one launch, so launch cost and HBM stay out of the figure.

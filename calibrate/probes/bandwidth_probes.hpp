@@ -7,8 +7,8 @@ namespace gp::probe {
 
 // Device memory. Copy figures count bytes read plus bytes written.
 struct MemoryFigures {
-  double hbm_copy_GBps = 0;         // cudaMemcpy device-to-device
-  double hbm_copy_kernel_GBps = 0;  // 16-byte copy kernel
+  double hbm_memcpy_GBps = 0;       // cudaMemcpy device-to-device
+  double hbm_copy_kernel_GBps = 0;  // unrolled 16-byte copy kernel
   double hbm_read_GBps = 0;         // read-only kernel
   double hbm_write_GBps = 0;        // write-only kernel
   double l2_GBps = 0;               // read-only kernel over a working set of l2_working_set_bytes

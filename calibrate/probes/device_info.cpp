@@ -128,6 +128,7 @@ int startup_child_main() {
   auto dev_get = sym<int (*)(int*, int)>(lib, "cuDeviceGet");
   auto retain = sym<int (*)(void**, int)>(lib, "cuDevicePrimaryCtxRetain");
   auto release = sym<int (*)(int)>(lib, "cuDevicePrimaryCtxRelease_v2");
+  auto bus_id = sym<int (*)(char*, int, int)>(lib, "cuDeviceGetPCIBusId");
   if (!cu_init || !dev_get || !retain) {
     std::fprintf(stderr, "startup child: libcuda lacks cuInit/cuDeviceGet/cuDevicePrimaryCtxRetain\n");
     return 1;
@@ -135,16 +136,24 @@ int startup_child_main() {
   int rc = cu_init(0);
   const double t2 = wall_s();
   int dev = 0;
-  void* ctx = nullptr;
   if (rc == 0) rc = dev_get(&dev, 0);
+  // NVML's view of device memory in use just before and after this context (device 0 of this process).
+  Nvml nvml;
+  std::array<char, 64> bus{};
+  if (rc == 0 && bus_id && bus_id(bus.data(), static_cast<int>(bus.size()), dev) == 0) nvml.bind(bus.data());
+  const auto used0 = nvml.used_memory_bytes();
+  const double t_ctx = wall_s();
+  void* ctx = nullptr;
   if (rc == 0) rc = retain(&ctx, dev);
   const double t3 = wall_s();
+  const auto used1 = nvml.used_memory_bytes();
   if (rc != 0) {
     std::fprintf(stderr, "startup child: CUDA driver call failed with CUresult %d\n", rc);
     return 1;
   }
   if (release) release(dev);
-  std::printf("%.6f %.6f %.6f\n", t1 - t0, t2 - t1, t3 - t2);
+  const double ctx_bytes = used0 && used1 ? *used1 - *used0 : -1;
+  std::printf("%.6f %.6f %.6f %.0f\n", t1 - t0, t2 - t1, t3 - t_ctx, ctx_bytes);
   return 0;
 }
 
@@ -157,10 +166,11 @@ StartupFigures run_startup_probe(int runs) {
   for (int i = 0; i < runs; ++i) {
     std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
     if (!pipe) throw ProbeError("popen failed for the start-up child");
-    double a = 0, b = 0, c = 0;
-    const int got = std::fscanf(pipe.get(), "%lf %lf %lf", &a, &b, &c);
+    double a = 0, b = 0, c = 0, mem = -1;
+    const int got = std::fscanf(pipe.get(), "%lf %lf %lf %lf", &a, &b, &c, &mem);
     const int status = pclose(pipe.release());
-    if (got != 3 || status != 0) throw ProbeError("start-up child failed (see its message above)");
+    if (got != 4 || status != 0) throw ProbeError("start-up child failed (see its message above)");
+    if (mem >= 0) f.ctx_nvml_bytes.push_back(mem);
     f.dlopen_libcuda_s.push_back(a);
     f.cuinit_s.push_back(b);
     f.primary_ctx_s.push_back(c);

@@ -52,13 +52,15 @@ class Nvml {
 // CUDA start-up, measured in fresh child processes of this executable (runs of `--startup-child`).
 struct StartupFigures {
   std::vector<double> dlopen_libcuda_s, cuinit_s, primary_ctx_s;
+  std::vector<double> ctx_nvml_bytes;  // NVML used memory after minus before the child's context (when NVML works)
   double create_s = 0;  // median over runs of dlopen + cuInit + primary context creation
 };
 
 // Runs `runs` children; throws ProbeError when a child fails.
 StartupFigures run_startup_probe(int runs);
 
-// Entry of `gpuplan-probe --startup-child`: prints "dlopen_s cuinit_s ctx_s" and returns an exit code.
+// Entry of `gpuplan-probe --startup-child`: prints "dlopen_s cuinit_s ctx_s nvml_ctx_bytes" (bytes -1 without
+// NVML) and returns an exit code.
 int startup_child_main();
 
 }  // namespace gp::probe

@@ -131,6 +131,7 @@ class GemmRunner {
 
 // Number of distinct operand sets to rotate through so that the working set is several times the L2.
 int rotation_sets(const GemmShape& g, size_t l2_bytes) {
+  if (l2_bytes == 0) return 1;  // rotation off
   const TypeInfo ti = type_info(g.dtype);
   const size_t set = round_up(g.m * g.k * ti.in_bytes) + round_up(g.k * g.n * ti.in_bytes) +
                      round_up(g.m * g.n * ti.out_bytes);
@@ -210,7 +211,8 @@ void warm_gpu(GemmRunner& run, char* a, char* b, char* c) {
 
 }  // namespace
 
-std::vector<GemmResult> run_gemm_probe(const std::vector<GemmShape>& grid, size_t l2_bytes, bool verbose) {
+std::vector<GemmResult> run_gemm_probe(const std::vector<GemmShape>& grid, const GemmOptions& opts) {
+  const size_t l2_bytes = opts.rotate ? opts.l2_bytes : 0;
   GemmRunner run;
   const Pools p = pool_sizes(grid, l2_bytes);
   const size_t warm = size_t(8192) * 8192 * 2;
@@ -232,10 +234,11 @@ std::vector<GemmResult> run_gemm_probe(const std::vector<GemmShape>& grid, size_
       first = false;
     }
     out.push_back(time_shape(run, g, pa, pb, pc, l2_bytes));
-    if (verbose)
-      std::fprintf(stderr, "gemm %-4s %6ld x %6ld x %6ld  %9.4f ms  %7.1f TFLOP/s  (single %8.4f ms)  %s\n",
+    if (opts.sm_clock_mhz) out.back().sm_clock_mhz = opts.sm_clock_mhz();
+    if (opts.verbose)
+      std::fprintf(stderr, "gemm %-4s %6ld x %6ld x %6ld  %9.4f ms  %7.1f TFLOP/s  (single %8.4f ms)  %4.0f MHz  %s\n",
                    dtype_name(g.dtype), g.m, g.n, g.k, out.back().ms, out.back().tflops, out.back().ms_single,
-                   g.tag.c_str());
+                   out.back().sm_clock_mhz, g.tag.c_str());
   }
   return out;
 }

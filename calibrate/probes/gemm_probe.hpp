@@ -1,6 +1,7 @@
 // GEMM throughput probe: C[m,n] = A[m,k] * B[k,n] through cuBLAS (bf16, fp16, tf32, fp32) and cuBLASLt (fp8 e4m3).
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,16 @@ struct GemmResult {
   double ms = 0;
   double ms_single = 0;
   double tflops = 0;  // 2mnk / ms
+  double sm_clock_mhz = -1;  // SM clock read right after the timed calls (NVML); -1 when unknown
+};
+
+// How the GEMM probe runs. rotate: cycle through distinct operand sets (>= 4x L2 in all) so that small shapes
+// read their inputs from HBM as in training, where each GEMM sees fresh activations.
+struct GemmOptions {
+  size_t l2_bytes = 0;
+  bool rotate = true;
+  bool verbose = false;
+  std::function<double()> sm_clock_mhz;  // optional: current SM clock in MHz, or < 0 when unknown
 };
 
 // Relative error ||C - ref|| / ||ref|| of one small non-square GEMM against a float64 host reference.
@@ -43,8 +54,8 @@ struct GemmCheck {
 std::vector<GemmShape> gemm_grid(bool quick, bool with_fp8);
 
 // Times every shape (median of repetitions after warm-up, inputs random and rotated so that small shapes do not
-// run from L2). `l2_bytes` sizes the rotation. Throws ProbeError on any failure.
-std::vector<GemmResult> run_gemm_probe(const std::vector<GemmShape>& grid, size_t l2_bytes, bool verbose);
+// run from L2, unless opts.rotate is false). Throws ProbeError on any failure.
+std::vector<GemmResult> run_gemm_probe(const std::vector<GemmShape>& grid, const GemmOptions& opts);
 
 // Checks numerical agreement for each dtype present in `dtypes`.
 std::vector<GemmCheck> check_gemms(const std::vector<GemmDtype>& dtypes);

@@ -27,18 +27,23 @@ struct Options {
   std::string out, nccl_out, gpu_id = "unknown", command;
   int device = 0;
   bool quick = false, nccl = false, nccl_only = false, verbose = false, help = false;
+  bool gemm_only = false, gemm_rotate = true;
+  std::string gemm_tags;  // comma-separated substrings of shape tags to keep; empty keeps all
   size_t nccl_min = 8, nccl_max = size_t(4) << 30, hbm_bytes = size_t(2) << 30, host_bytes = size_t(1) << 30;
 };
 
 const char* kUsage =
     "usage: gpuplan-probe --out FILE [--gpu-id ID] [--device N] [--quick] [--verbose]\n"
     "                     [--nccl] [--nccl-only] [--nccl-out FILE] [--nccl-min-bytes B] [--nccl-max-bytes B]\n"
-    "                     [--hbm-bytes B] [--host-bytes B]\n"
+    "                     [--hbm-bytes B] [--host-bytes B] [--gemm-only] [--gemm-tags T1,T2] [--gemm-no-rotate]\n"
     "  --out FILE        profile JSON to write (gpuplan-profile/1)\n"
     "  --gpu-id ID       catalog id of the GPU type (e.g. h200-sxm), stored as gpu_id\n"
     "  --quick           a few GEMM shapes only (smoke test)\n"
     "  --nccl            also measure NCCL collectives over all visible GPUs (section \"nccl\")\n"
-    "  --nccl-only       only the NCCL probe; with --nccl-out FILE the section goes to that file\n";
+    "  --nccl-only       only the NCCL probe; with --nccl-out FILE the section goes to that file\n"
+    "  --gemm-only       only the GEMM probe (diagnostics)\n"
+    "  --gemm-tags T,..  keep GEMM shapes whose tag contains one of these (square, ref-micro, gpt-d768, ...)\n"
+    "  --gemm-no-rotate  reuse one operand set per shape (L2-warm inputs, as a torch.matmul loop sees them)\n";
 
 std::optional<size_t> parse_size(const std::string& s) {
   try {
@@ -53,7 +58,10 @@ std::optional<size_t> parse_size(const std::string& s) {
 
 // Returns an error message, or "" when the command line is valid.
 std::string parse(int argc, char** argv, Options& o) {
-  for (int i = 0; i < argc; ++i) o.command += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (i) o.command += ' ';
+    o.command += argv[i];
+  }
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](std::string& dst) {
@@ -79,6 +87,9 @@ std::string parse(int argc, char** argv, Options& o) {
       ok = ok && p && dev.find_first_not_of("0123456789") == std::string::npos;
       if (ok) o.device = std::stoi(dev);
     } else if (a == "--quick") o.quick = true;
+    else if (a == "--gemm-only") o.gemm_only = true;
+    else if (a == "--gemm-no-rotate") o.gemm_rotate = false;
+    else if (a == "--gemm-tags") ok = value(o.gemm_tags);
     else if (a == "--verbose" || a == "-v") o.verbose = true;
     else if (a == "--nccl") o.nccl = true;
     else if (a == "--nccl-only") o.nccl = o.nccl_only = true;
@@ -143,25 +154,17 @@ void write_json(const std::string& path, const json& j) {
 
 // Creates the context on o.device and fills the "device" and "context" memory figures.
 json device_and_context(const Options& o, Nvml& nvml, DeviceInfo& info, json& context) {
-  PROBE_CUDA(cudaSetDevice(o.device));
+  const double t0 = wall_s();
+  PROBE_CUDA(cudaSetDevice(o.device));  // CUDA 12+ creates the primary context here
+  PROBE_CUDA(cudaFree(nullptr));
+  context["runtime_context_s"] = sig(wall_s() - t0, 4);
+  size_t free_b = 0, total_b = 0;
+  PROBE_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  context["memory_bytes"] = total_b - free_b;
+  context["memory_method"] = "cudaMemGetInfo total - free right after this process created its context";
   char bus[64] = {};
   PROBE_CUDA(cudaDeviceGetPCIBusId(bus, sizeof bus, o.device));
   nvml.bind(bus);
-  const auto used_before = nvml.used_memory_bytes();
-  const double t0 = wall_s();
-  PROBE_CUDA(cudaFree(nullptr));  // creates the primary context
-  context["runtime_context_s"] = sig(wall_s() - t0, 4);
-  const auto used_after = nvml.used_memory_bytes();
-  size_t free_b = 0, total_b = 0;
-  PROBE_CUDA(cudaMemGetInfo(&free_b, &total_b));
-  context["mem_get_info_used_bytes"] = total_b - free_b;
-  if (used_before && used_after) {
-    context["memory_bytes"] = *used_after - *used_before;
-    context["memory_method"] = "NVML used memory after minus before this process created its context";
-  } else {
-    context["memory_bytes"] = total_b - free_b;
-    context["memory_method"] = "cudaMemGetInfo total - free right after context creation (NVML unavailable)";
-  }
   info = read_device_info(o.device);
   if (auto d = nvml.driver_version()) info.driver = *d;
   info.power_limit_w = nvml.power_limit_w();
@@ -181,6 +184,18 @@ json device_and_context(const Options& o, Nvml& nvml, DeviceInfo& info, json& co
   return dev;
 }
 
+bool tag_selected(const std::string& tag, const std::string& wanted) {
+  if (wanted.empty()) return true;
+  size_t start = 0;
+  while (start <= wanted.size()) {
+    const size_t end = std::min(wanted.find(',', start), wanted.size());
+    const std::string w = wanted.substr(start, end - start);
+    if (!w.empty() && tag.find(w) != std::string::npos) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 json gemm_section(const Options& o, const DeviceInfo& info, Nvml& nvml, json& checks, bool& checks_ok) {
   const bool fp8 = info.cc_major * 10 + info.cc_minor >= 89;
   std::vector<GemmDtype> dts = {GemmDtype::bf16, GemmDtype::fp16, GemmDtype::tf32, GemmDtype::fp32};
@@ -193,13 +208,22 @@ json gemm_section(const Options& o, const DeviceInfo& info, Nvml& nvml, json& ch
                    dtype_name(c.dtype), c.rel_err, c.limit);
     }
   }
-  const auto results = run_gemm_probe(gemm_grid(o.quick, fp8), info.l2_bytes, o.verbose);
+  std::vector<GemmShape> grid;
+  for (auto& g : gemm_grid(o.quick, fp8))
+    if (tag_selected(g.tag, o.gemm_tags)) grid.push_back(g);
+  GemmOptions go;
+  go.l2_bytes = info.l2_bytes;
+  go.rotate = o.gemm_rotate;
+  go.verbose = o.verbose;
+  go.sm_clock_mhz = [&nvml] { return nvml.sm_clock_mhz().value_or(-1.0); };
+  checks["gemm_operand_rotation"] = o.gemm_rotate;
+  const auto results = run_gemm_probe(grid, go);
   if (auto mhz = nvml.sm_clock_mhz()) checks["sm_clock_after_gemm_mhz"] = *mhz;
   json arr = json::array();
   for (const auto& r : results)
     arr.push_back({{"dtype", dtype_name(r.shape.dtype)}, {"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k},
                    {"tflops", round_to(r.tflops, 1)}, {"ms", sig(r.ms, 5)}, {"ms_single", sig(r.ms_single, 5)},
-                   {"op", r.op}, {"tag", r.shape.tag}});
+                   {"op", r.op}, {"tag", r.shape.tag}, {"sm_clock_mhz", r.sm_clock_mhz}});
   return arr;
 }
 
@@ -234,15 +258,23 @@ int run(const Options& o) {
   json checks = json::object();
   if (o.verbose) std::fprintf(stderr, "device: %s, %d SMs, L2 %zu B\n", info.name.c_str(), info.sm_count, info.l2_bytes);
   j["gemm"] = gemm_section(o, info, nvml, checks, checks_ok);
+  if (o.gemm_only) {
+    j["checks"] = checks;
+    j["context"] = context;
+    write_json(o.out, j);
+    return checks_ok ? 0 : 3;
+  }
   const MemoryFigures mf = run_memory_probe(info.sm_count, info.l2_bytes, o.hbm_bytes);
-  j["memory"] = {{"hbm_copy_GBps", round_to(mf.hbm_copy_GBps, 1)},
+  j["memory"] = {{"hbm_copy_GBps", round_to(std::max(mf.hbm_memcpy_GBps, mf.hbm_copy_kernel_GBps), 1)},
+                 {"hbm_memcpy_d2d_GBps", round_to(mf.hbm_memcpy_GBps, 1)},
                  {"hbm_copy_kernel_GBps", round_to(mf.hbm_copy_kernel_GBps, 1)},
                  {"hbm_read_GBps", round_to(mf.hbm_read_GBps, 1)},
                  {"hbm_write_GBps", round_to(mf.hbm_write_GBps, 1)},
                  {"l2_GBps", round_to(mf.l2_GBps, 1)},
                  {"hbm_bytes", mf.hbm_bytes},
                  {"l2_working_set_bytes", mf.l2_working_set_bytes},
-                 {"note", "copy figures count bytes read plus bytes written"}};
+                 {"note", "copy figures count bytes read plus bytes written; hbm_copy_GBps is the better of "
+                          "cudaMemcpy and the copy kernel"}};
   const HostLinkFigures hf = run_host_link_probe(o.host_bytes);
   j["host_link"] = {{"h2d_pinned_GBps", round_to(hf.h2d_pinned_GBps, 2)},
                     {"d2h_pinned_GBps", round_to(hf.d2h_pinned_GBps, 2)},
@@ -261,6 +293,10 @@ int run(const Options& o) {
   context["dlopen_libcuda_s"] = rounded(sf.dlopen_libcuda_s);
   context["cuInit_s"] = rounded(sf.cuinit_s);
   context["primary_ctx_s"] = rounded(sf.primary_ctx_s);
+  if (!sf.ctx_nvml_bytes.empty()) {
+    context["memory_bytes_nvml"] = median(sf.ctx_nvml_bytes);
+    context["memory_nvml_method"] = "NVML used memory after minus before a fresh process's primary context";
+  }
   j["context"] = context;
   j["checks"] = checks;
   if (o.nccl) {
