@@ -6,12 +6,14 @@
 #   nccl     gpuplan-probe --nccl-only over the visible GPUs -> $OUT/nccl-selftest.json
 #   gemmdiag the reference GEMM shapes again with operands reused (no rotation) -> $OUT/gemm-norotate.json, and
 #            torch.matmul on them -> $OUT/torch-gemm.json (explains probe vs reference differences)
+#   burst    the GEMM grid again with 100 ms idle before each shape (clocks not held down by the 700 W limit)
+#            -> $OUT/gemm-burst.json, merged into the profile as "gemm_burst" by tools/merge_gemm_burst.py
 #   holdout  tools/measure_holdout.py -> $OUT/h200-holdout.jsonl (calibrate/measured/h200-holdout-*.jsonl)
 # nvidia-smi dmon samples power and clocks every second into $OUT/dmon.txt meanwhile.
 # Each step has its own time limit, so one failure does not cost the others.
 set -u -o pipefail
 OUT=${OUT:-out}
-STEPS=${STEPS:-probe nccl gemmdiag holdout}
+STEPS=${STEPS:-probe nccl gemmdiag burst holdout}
 mkdir -p "$OUT"
 BIN=${PROBE_BIN:-.probe-bin/gpuplan-probe}
 # NVLink multicast stays off everywhere (it can take a shared host's GPUs out of service).
@@ -48,6 +50,13 @@ if has gemmdiag; then
     --out "$OUT/gemm-norotate.json" 2>&1 | tail -n 3
   PYTHONUNBUFFERED=1 timeout 90 python3 tools/gemm_torch_compare.py --out "$OUT/torch-gemm.json"
   echo "gemmdiag rc=$?"
+fi
+if has burst; then
+  echo "== gemm burst grid"
+  timeout 240 "$BIN" --gpu-id h200-sxm --gemm-only --gemm-gap-ms 100 --out "$OUT/gemm-burst.json" --verbose \
+    2>"$OUT/burst.log"
+  echo "burst rc=$?"
+  tail -n 3 "$OUT/burst.log"
 fi
 if has holdout; then
   echo "== held-out training runs"

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <thread>
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -233,6 +234,7 @@ std::vector<GemmResult> run_gemm_probe(const std::vector<GemmShape>& grid, const
       filled = g.dtype;
       first = false;
     }
+    if (opts.gap_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(opts.gap_ms));
     out.push_back(time_shape(run, g, pa, pb, pc, l2_bytes));
     if (opts.sm_clock_mhz) out.back().sm_clock_mhz = opts.sm_clock_mhz();
     if (opts.verbose)

@@ -37,6 +37,7 @@ struct GemmOptions {
   size_t l2_bytes = 0;
   bool rotate = true;
   bool verbose = false;
+  int gap_ms = 0;  // idle time before each shape: keeps the average power under the board limit ("burst" clocks)
   std::function<double()> sm_clock_mhz;  // optional: current SM clock in MHz, or < 0 when unknown
 };
 

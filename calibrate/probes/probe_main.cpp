@@ -28,6 +28,7 @@ struct Options {
   int device = 0;
   bool quick = false, nccl = false, nccl_only = false, verbose = false, help = false;
   bool gemm_only = false, gemm_rotate = true;
+  size_t gemm_gap_ms = 0;
   std::string gemm_tags;  // comma-separated substrings of shape tags to keep; empty keeps all
   size_t nccl_min = 8, nccl_max = size_t(4) << 30, hbm_bytes = size_t(2) << 30, host_bytes = size_t(1) << 30;
 };
@@ -36,6 +37,7 @@ const char* kUsage =
     "usage: gpuplan-probe --out FILE [--gpu-id ID] [--device N] [--quick] [--verbose]\n"
     "                     [--nccl] [--nccl-only] [--nccl-out FILE] [--nccl-min-bytes B] [--nccl-max-bytes B]\n"
     "                     [--hbm-bytes B] [--host-bytes B] [--gemm-only] [--gemm-tags T1,T2] [--gemm-no-rotate]\n"
+    "                     [--gemm-gap-ms MS]\n"
     "  --out FILE        profile JSON to write (gpuplan-profile/1)\n"
     "  --gpu-id ID       catalog id of the GPU type (e.g. h200-sxm), stored as gpu_id\n"
     "  --quick           a few GEMM shapes only (smoke test)\n"
@@ -43,7 +45,8 @@ const char* kUsage =
     "  --nccl-only       only the NCCL probe; with --nccl-out FILE the section goes to that file\n"
     "  --gemm-only       only the GEMM probe (diagnostics)\n"
     "  --gemm-tags T,..  keep GEMM shapes whose tag contains one of these (square, ref-micro, gpt-d768, ...)\n"
-    "  --gemm-no-rotate  reuse one operand set per shape (L2-warm inputs, as a torch.matmul loop sees them)\n";
+    "  --gemm-no-rotate  reuse one operand set per shape (L2-warm inputs, as a torch.matmul loop sees them)\n"
+    "  --gemm-gap-ms MS  idle MS before each GEMM shape, so that clocks are not held down by the power limit\n";
 
 std::optional<size_t> parse_size(const std::string& s) {
   try {
@@ -90,6 +93,7 @@ std::string parse(int argc, char** argv, Options& o) {
     else if (a == "--gemm-only") o.gemm_only = true;
     else if (a == "--gemm-no-rotate") o.gemm_rotate = false;
     else if (a == "--gemm-tags") ok = value(o.gemm_tags);
+    else if (a == "--gemm-gap-ms") ok = size_value(o.gemm_gap_ms);
     else if (a == "--verbose" || a == "-v") o.verbose = true;
     else if (a == "--nccl") o.nccl = true;
     else if (a == "--nccl-only") o.nccl = o.nccl_only = true;
@@ -215,6 +219,8 @@ json gemm_section(const Options& o, const DeviceInfo& info, Nvml& nvml, json& ch
   go.l2_bytes = info.l2_bytes;
   go.rotate = o.gemm_rotate;
   go.verbose = o.verbose;
+  go.gap_ms = static_cast<int>(o.gemm_gap_ms);
+  checks["gemm_gap_ms"] = o.gemm_gap_ms;
   go.sm_clock_mhz = [&nvml] { return nvml.sm_clock_mhz().value_or(-1.0); };
   checks["gemm_operand_rotation"] = o.gemm_rotate;
   const auto results = run_gemm_probe(grid, go);
