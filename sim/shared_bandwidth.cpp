@@ -8,8 +8,10 @@ namespace gp::sim {
 namespace {
 // Nanoseconds to move `bytes` at `rate` bytes/s: rounded up, or to the nearest ns when within 1e-6 ns
 // of it, so that exact cases (1 GB at 0.5 GB/s) land on exact times despite floating-point noise.
-SimTime ns_to_move(double bytes, double rate) {
+// Saturates at `limit` (the time left before kTimeMax) instead of overflowing.
+SimTime ns_to_move(double bytes, double rate, SimTime limit) {
   const double ns = bytes / rate * 1e9;
+  if (!(ns < static_cast<double>(limit))) return limit;
   const double nearest = std::round(ns);
   if (std::abs(ns - nearest) <= 1e-6) return static_cast<SimTime>(nearest);
   return static_cast<SimTime>(std::ceil(ns));
@@ -45,7 +47,23 @@ void SharedBandwidth::reshare() {
   sim_.cancel(next_);
   next_ = EventId{};
   if (active_.empty()) return;
-  // Water-filling: serve transfers in increasing cap order; each takes min(cap, equal share of rest).
+  // Equal shares unless some cap binds (the common case: no caps), else water-filling: serve transfers
+  // in increasing cap order, each taking min(cap, equal share of what is left).
+  double min_cap = active_.front().cap;
+  for (const Transfer& t : active_) min_cap = std::min(min_cap, t.cap);
+  const double equal = capacity_ / static_cast<double>(active_.size());
+  if (min_cap >= equal) {
+    for (Transfer& t : active_) t.rate = equal;
+  } else {
+    water_fill();
+  }
+  SimTime soonest = kTimeMax;
+  const SimTime limit = kTimeMax - sim_.now();
+  for (const Transfer& t : active_) soonest = std::min(soonest, ns_to_move(t.remaining, t.rate, limit));
+  next_ = sim_.schedule_in(soonest, [this] { on_completion(); });
+}
+
+void SharedBandwidth::water_fill() {
   order_.resize(active_.size());
   for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
   std::sort(order_.begin(), order_.end(), [this](std::size_t a, std::size_t b) {
@@ -59,9 +77,6 @@ void SharedBandwidth::reshare() {
     left -= t.rate;
     --n;
   }
-  SimTime soonest = kTimeMax;
-  for (const Transfer& t : active_) soonest = std::min(soonest, ns_to_move(t.remaining, t.rate));
-  next_ = sim_.schedule_in(soonest, [this] { on_completion(); });
 }
 
 void SharedBandwidth::on_completion() {
@@ -69,6 +84,7 @@ void SharedBandwidth::on_completion() {
   advance();
   // Done: less than one nanosecond's worth of bytes left (covers rounding of the finish time).
   std::vector<Callback> done;
+  done.swap(done_scratch_);  // reuse its capacity: no allocation per completion
   for (Transfer& t : active_) {
     if (t.remaining <= t.rate * 1e-9) {
       delivered_ += t.remaining;  // the sub-nanosecond remainder
@@ -84,6 +100,8 @@ void SharedBandwidth::on_completion() {
   for (Callback& cb : done) {
     if (cb) cb();
   }
+  done.clear();
+  done_scratch_.swap(done);
 }
 
 BandwidthStats SharedBandwidth::stats() const {

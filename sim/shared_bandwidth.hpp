@@ -6,7 +6,8 @@
 // shared by the others (water-filling). Whenever a transfer starts or ends, the remaining bytes are
 // brought up to date, the shares recomputed, and the one pending completion event rescheduled.
 // Latency is not modelled here: schedule the start after the latency if the link has one.
-// Costs: start/complete O(k log k) for k concurrent transfers (re-sharing); one pending event per link.
+// Costs: start/complete O(k) for k concurrent transfers (O(k log k) when a cap binds); one pending
+// event per link.
 // Finish times are rounded to whole nanoseconds (to the nearest one when within 1e-6 ns of it).
 #pragma once
 
@@ -72,12 +73,14 @@ class SharedBandwidth {
 
   void advance();          // moves every transfer forward to now()
   void reshare();          // recomputes rates and reschedules the completion event
+  void water_fill();       // max-min fair rates when some cap binds
   void on_completion();    // the completion event
 
   Simulator& sim_;
   double capacity_;        // bytes/s
   std::vector<Transfer> active_;
   std::vector<std::size_t> order_;  // scratch for water-filling
+  std::vector<Callback> done_scratch_;  // scratch for on_completion()
   EventId next_;
   SimTime created_;
   SimTime last_;
