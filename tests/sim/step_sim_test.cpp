@@ -1,0 +1,205 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "sim/step_sim.hpp"
+
+using gp::Bytes;
+using gp::ByteRate;
+using gp::Seconds;
+using namespace gp::sim;
+
+namespace {
+
+StepSimInput one_rank(double fwd_ms, double bwd_ms, double opt_ms) {
+  StepSimInput in;
+  in.compute.gpu_forward = Seconds::ms(fwd_ms);
+  in.compute.gpu_backward = Seconds::ms(bwd_ms);
+  in.compute.gpu_optimizer = Seconds::ms(opt_ms);
+  return in;
+}
+
+StepSimOptions quick(int steps = 20) {
+  StepSimOptions o;
+  o.steps = steps;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("sim::step: one rank, synthetic data, no noise: step = forward + backward per micro-batch + optimizer") {
+  StepSimInput in = one_rank(10, 20, 5);
+  in.grad_accum = 2;
+  const StepSimResult r = simulate_steps(in, quick());
+  CHECK(r.step_time.ms() == Approx(2 * (10 + 20) + 5).epsilon(1e-9));
+  CHECK(r.compute.ms() == Approx(65).epsilon(1e-9));
+  CHECK(r.dataloader_stall.value() == 0);
+  CHECK(r.comm_exposed.ms() == Approx(0).margin(1e-9));
+  CHECK(r.gpu_busy.ms() == Approx(65).epsilon(1e-9));
+}
+
+TEST_CASE("sim::step: launch-bound phase lasts the CPU issue time") {
+  StepSimInput in = one_rank(10, 20, 5);
+  in.compute.cpu_forward = Seconds::ms(30);  // the CPU issues forward kernels slower than the GPU runs them
+  const StepSimResult r = simulate_steps(in, quick());
+  CHECK(r.step_time.ms() == Approx(30 + 20 + 5).epsilon(1e-9));
+  CHECK(r.gpu_busy.ms() == Approx(35).epsilon(1e-9));
+}
+
+TEST_CASE("sim::step: num_workers=0 loads serially: step = load + copy + compute") {
+  StepSimInput in = one_rank(10, 20, 5);
+  in.loader.synthetic = false;
+  in.loader.num_workers = 0;
+  in.loader.pin_memory = false;
+  in.loader.batch_cpu = Seconds::ms(30);
+  in.loader.batch_bytes = Bytes::gb(1);
+  in.loader.h2d_pinned = ByteRate::gbps(100);  // 1 GB at 100 GB/s: 10 ms
+  in.cluster.cpu_cores = 4;
+  const StepSimResult r = simulate_steps(in, quick());
+  CHECK(r.step_time.ms() == Approx(30 + 10 + 35).epsilon(1e-6));
+  CHECK(r.dataloader_stall.ms() == Approx(40).epsilon(1e-6));
+  CHECK(r.compute.ms() == Approx(35).epsilon(1e-6));
+}
+
+TEST_CASE("sim::step: workers sharing too few cores set the pace (processor sharing, hand-computed)") {
+  StepSimInput in = one_rank(20, 30, 0);  // 50 ms compute
+  in.loader.synthetic = false;
+  in.loader.pin_memory = false;
+  in.loader.batch_cpu = Seconds::ms(100);
+  in.loader.h2d_pinned = ByteRate::gbps(100);
+  SECTION("one worker: one batch per 100 ms") {
+    in.loader.num_workers = 1;
+    in.cluster.cpu_cores = 8;
+    CHECK(simulate_steps(in, quick(40)).step_time.ms() == Approx(100).epsilon(1e-3));
+  }
+  SECTION("four workers on plenty of cores: 25 ms per batch, so compute-bound at 50 ms") {
+    in.loader.num_workers = 4;
+    in.cluster.cpu_cores = 8;
+    const auto r = simulate_steps(in, quick(40));
+    CHECK(r.step_time.ms() == Approx(50).epsilon(1e-3));
+    CHECK(r.dataloader_stall.ms() == Approx(0).margin(1e-3));
+  }
+  SECTION("four workers and the main process on 2 cores: 0.4 core each, 250 ms per batch, 62.5 ms per step") {
+    in.loader.num_workers = 4;
+    in.cluster.cpu_cores = 2;
+    // Batches arrive four at a time every 250 ms; 400 steps keep the window's phase error under 0.2%.
+    const auto r = simulate_steps(in, quick(400));
+    CHECK(r.step_time.ms() == Approx(62.5).epsilon(3e-3));
+    CHECK(r.dataloader_stall.ms() == Approx(12.5).epsilon(2e-2));
+  }
+}
+
+TEST_CASE("sim::step: DDP buckets overlap backward; without overlap they are all exposed") {
+  StepSimInput in = one_rank(10, 40, 5);
+  in.cluster.ranks = 2;
+  in.cluster.ranks_per_node = 2;
+  in.comm.grad_buckets = {Seconds::ms(5), Seconds::ms(5), Seconds::ms(5), Seconds::ms(5)};
+  SECTION("overlap: buckets ready at 10, 20, 30, 40 ms of backward; only the last 5 ms is exposed") {
+    const auto r = simulate_steps(in, quick());
+    CHECK(r.step_time.ms() == Approx(10 + 40 + 5 + 5).epsilon(1e-9));
+    CHECK(r.comm_exposed.ms() == Approx(5).epsilon(1e-9));
+  }
+  SECTION("no overlap: 20 ms exposed") {
+    in.comm.overlap = false;
+    CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(10 + 40 + 20 + 5).epsilon(1e-9));
+  }
+  SECTION("one bucket: nothing to overlap") {
+    in.comm.grad_buckets = {Seconds::ms(20)};
+    CHECK(simulate_steps(in, quick()).comm_exposed.ms() == Approx(20).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("sim::step: FSDP units wait for their all-gathers (hand-computed recurrence)") {
+  StepSimInput in = one_rank(20, 0, 0);
+  in.cluster.ranks = 2;
+  in.cluster.ranks_per_node = 2;
+  in.comm.layer_units = 2;
+  in.comm.unit_allgather = Seconds::ms(15);
+  // gathers end at 15 and 30 ms; unit 0 computes 15-25, unit 1 30-40. Backward of zero length: gather 15
+  // then reduce-scatters (0) -> 15 + 15 ms of re-gathers.
+  const auto r = simulate_steps(in, quick());
+  CHECK(r.step_time.ms() == Approx(40 + 30).epsilon(1e-9));
+  CHECK(r.compute.ms() == Approx(20).epsilon(1e-9));
+}
+
+TEST_CASE("sim::step: pipeline 1F1B bubble is (stages-1) slots of forward+backward") {
+  StepSimInput in = one_rank(10, 20, 0);
+  in.grad_accum = 4;
+  in.comm.pp_stages = 4;
+  // (m + p - 1) x (f + b) = 7 x 30 ms
+  CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(7 * 30).epsilon(1e-9));
+}
+
+TEST_CASE("sim::step: parts add up to the step time; same seed, same result") {
+  StepSimInput in = one_rank(10, 30, 4);
+  in.compute.step_cv = 0.05;
+  in.cluster.ranks = 16;
+  in.cluster.ranks_per_node = 8;
+  in.cluster.cpu_cores = 32;
+  in.loader.synthetic = false;
+  in.loader.num_workers = 2;
+  in.loader.batch_cpu = Seconds::ms(70);
+  in.loader.batch_cpu_cv = 0.3;
+  in.loader.pin_cpu = Seconds::ms(1);
+  in.loader.batch_bytes = Bytes::mb(50);
+  in.loader.h2d_pinned = ByteRate::gbps(50);
+  in.comm.grad_buckets = {Seconds::ms(3), Seconds::ms(3), Seconds::ms(3)};
+  StepSimOptions o = quick(50);
+  o.seed = 7;
+  const auto a = simulate_steps(in, o);
+  const auto b = simulate_steps(in, o);
+  CHECK((a.compute + a.dataloader_stall + a.comm_exposed).value() == Approx(a.step_time.value()).epsilon(1e-12));
+  CHECK(a.step_time.value() == b.step_time.value());
+  CHECK(a.events == b.events);
+  o.seed = 8;
+  CHECK(simulate_steps(in, o).step_time.value() != a.step_time.value());
+}
+
+TEST_CASE("sim::step: more workers never slow a CPU-bound loader down (monotone)") {
+  StepSimInput in = one_rank(10, 20, 2);
+  in.loader.synthetic = false;
+  in.loader.batch_cpu = Seconds::ms(200);
+  in.loader.h2d_pinned = ByteRate::gbps(50);
+  in.cluster.cpu_cores = 16;
+  double prev = 1e9;
+  for (int w : {1, 2, 4, 8, 12}) {
+    in.loader.num_workers = w;
+    const double t = simulate_steps(in, quick(60)).step_time.value();
+    CHECK(t <= prev * 1.0001);
+    prev = t;
+  }
+}
+
+TEST_CASE("sim::step: stragglers cost more as ranks grow", "[scenario]") {
+  StepSimInput in = one_rank(20, 40, 5);
+  in.compute.step_cv = 0.05;
+  in.cluster.ranks_per_node = 8;
+  in.comm.grad_buckets = {Seconds::ms(1)};
+  double prev = 0;
+  for (std::int64_t n : {8, 64, 1024}) {
+    in.cluster.ranks = n;
+    const auto r = simulate_steps(in, quick(200));
+    CHECK(r.step_time.value() > prev);
+    prev = r.step_time.value();
+  }
+  // Expected maximum of 1024 log-normal factors (cv 5%) is about 1 + 3.2 x 0.05: ~16% over 65 ms.
+  CHECK(prev > 0.066 * 1.10);
+}
+
+TEST_CASE("sim::step: the symmetry shortcut agrees with simulating every rank") {
+  StepSimInput in = one_rank(20, 40, 5);
+  in.compute.step_cv = 0.05;
+  in.cluster.ranks = 64;
+  in.cluster.ranks_per_node = 8;
+  in.comm.grad_buckets = {Seconds::ms(2), Seconds::ms(2), Seconds::ms(2)};
+  StepSimOptions full = quick(400);
+  full.force_full = true;
+  StepSimOptions cut = quick(400);
+  cut.full_ranks_limit = 8;
+  const auto a = simulate_steps(in, full);
+  const auto b = simulate_steps(in, cut);
+  CHECK(b.shortcut);
+  CHECK(b.simulated_ranks == 8);
+  CHECK(a.simulated_ranks == 64);
+  CHECK(b.step_time.value() == Approx(a.step_time.value()).epsilon(0.01));
+}
