@@ -175,17 +175,21 @@ std::optional<long long> ObjectReader::integer(const char* key, bool required, l
   bool integral = v->is_number_integer() || v->is_number_unsigned() ||
                   (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>() &&
                    std::fabs(v->get<double>()) < 9e15);
-  std::string want = min == 1 && max >= (1LL << 40)   ? "a positive integer"
-                     : min == 0 && max >= (1LL << 40) ? "a non-negative integer"
-                                                       : "an integer in [" + std::to_string(min) + ", " +
-                                                             std::to_string(max) + "]";
+  const bool unbounded = max >= (1LL << 30);
+  std::string want = min == 1 && unbounded   ? "a positive integer"
+                     : min == 0 && unbounded ? "a non-negative integer"
+                                             : "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
   if (!integral) {
     error(path(key), "must be " + want + ", got " + brief(*v));
     return std::nullopt;
   }
   long long x = v->is_number_float() ? static_cast<long long>(v->get<double>()) : v->get<long long>();
-  if (x < min || x > max) {
+  if (x < min) {
     error(path(key), "must be " + want + ", got " + brief(*v));
+    return std::nullopt;
+  }
+  if (x > max) {
+    error(path(key), "must be at most " + std::to_string(max) + ", got " + brief(*v));
     return std::nullopt;
   }
   return x;

@@ -5,7 +5,7 @@
 
 namespace gp::app {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 namespace {
 

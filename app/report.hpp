@@ -16,7 +16,7 @@ struct ConfigOutcome {
 };
 
 // The documented per-configuration JSON object.
-nlohmann::json config_json(const ConfigOutcome& c);
+nlohmann::ordered_json config_json(const ConfigOutcome& c);
 // Label of the cluster: the instance id, or "<gpu> x<n>/node".
 std::string cluster_label(const JobConfig& job);
 

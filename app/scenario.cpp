@@ -169,8 +169,10 @@ struct Parser {
     auto micro = r.integer("micro_batch", false, 1, kBigInt);
     auto accum = r.integer("grad_accum", false, 1, kBigInt);
     const long long dp = job.parallel.dp;
-    if (!global && !micro) {
+    if (!r.has("global_batch") && !r.has("micro_batch")) {
       r.error(r.pointer(), "must give \"global_batch\" or \"micro_batch\" (samples per GPU per micro-batch)");
+    } else if (!global && !micro) {
+      // Already reported as a wrong type or range.
     } else if (global) {
       long long mb = micro.value_or(0);
       long long ga = accum.value_or(0);
@@ -358,7 +360,7 @@ struct Parser {
                                 "\"price_per_gpu_hour\"");
       }
     }
-    if (!p.price_per_gpu_hour && !cl.instance && !onprem) {
+    if (!p.price_per_gpu_hour && !cl.instance && !cl.gpu.id.empty() && !onprem) {
       r.error(r.pointer(), "must give \"price_per_gpu_hour\" when the cluster is given by GPU type rather than "
                            "instance (or use \"plan\": \"on-prem\")");
     }

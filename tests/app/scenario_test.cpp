@@ -1,0 +1,144 @@
+// Scenario parsing: every example scenario parses; each class of bad input gives the expected lines.
+// Bad inputs are data files (tests/data/bad/*.json) whose `// expect:` header lines list the diagnostics.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "app/catalog_io.hpp"
+#include "app/scenario.hpp"
+
+namespace fs = std::filesystem;
+using namespace gp;
+using namespace gp::app;
+
+namespace {
+
+const Catalog& catalog() {
+  static const Catalog cat = [] {
+    Diagnostics d;
+    Catalog c = load_catalogs("catalogs", {}, d);
+    INFO(d.render());
+    REQUIRE(d.empty());
+    return c;
+  }();
+  return cat;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::vector<std::string> expected_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto pos = line.find("// expect: ");
+    if (pos != std::string::npos) out.push_back(line.substr(pos + 11));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("app::scenario: every example scenario parses", "[scenario]") {
+  int n = 0;
+  for (const auto& e : fs::directory_iterator("scenarios")) {
+    if (e.path().extension() != ".json") continue;
+    Diagnostics d;
+    auto sc = load_scenario(e.path().string(), catalog(), d);
+    INFO(e.path().string() << "\n" << d.render());
+    CHECK(sc.has_value());
+    if (sc) CHECK_FALSE(sc->configs.empty());
+    ++n;
+  }
+  CHECK(n >= 3);
+}
+
+TEST_CASE("app::scenario: each class of bad input is reported with file, path and expectation", "[scenario]") {
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(std::string(GPUPLAN_TEST_DATA) + "/bad")) {
+    const auto text = read(e.path());
+    const auto expect = expected_lines(text);
+    REQUIRE_FALSE(expect.empty());
+    Diagnostics d;
+    auto sc = load_scenario_text(text, e.path().filename().string(), catalog(), d);
+    CHECK_FALSE(sc.has_value());
+    const std::string got = d.render();
+    for (const auto& want : expect) {
+      INFO(e.path().filename().string() << " should report: " << want << "\ngot:\n" << got);
+      CHECK(got.find(want) != std::string::npos);
+    }
+    // One line per problem, each starting with the file name.
+    for (const auto& diag : d.items()) CHECK(diag.render().rfind(e.path().filename().string(), 0) == 0);
+    ++files;
+  }
+  CHECK(files >= 7);
+}
+
+TEST_CASE("app::scenario: all problems are reported, not only the first", "[scenario]") {
+  Diagnostics d;
+  load_scenario_text(R"({"workload": {"model": "nope", "micro_batch": 0, "steps": -1},
+                         "cluster": {"instance": "nope"}})",
+                     "s.json", catalog(), d);
+  CHECK(d.size() >= 4);
+}
+
+TEST_CASE("app::scenario: sweep expands to the cartesian product", "[scenario][sweep]") {
+  auto doc = json::parse(R"({"a": [1, 2, 3], "b": {"c": ["x", "y"]}, "d": 5})");
+  auto pts = expand_sweep(doc, 1000);
+  REQUIRE(pts);
+  REQUIRE(pts->size() == 6);
+  CHECK((*pts)[0].doc == json::parse(R"({"a": 1, "b": {"c": "x"}, "d": 5})"));
+  CHECK((*pts)[5].doc == json::parse(R"({"a": 3, "b": {"c": "y"}, "d": 5})"));
+  // Error pointers map back to the list element.
+  CHECK((*pts)[5].original_pointer("/b/c") == "/b/c/1");
+  CHECK((*pts)[5].original_pointer("/a") == "/a/2");
+  CHECK((*pts)[5].original_pointer("/d") == "/d");
+}
+
+TEST_CASE("app::scenario: a list of objects is a list of alternatives, nested lists expand inside", "[sweep]") {
+  auto doc = json::parse(R"({"cluster": [{"nodes": [1, 2]}, {"gpus": 4}]})");
+  auto pts = expand_sweep(doc, 1000);
+  REQUIRE(pts);
+  REQUIRE(pts->size() == 3);
+  CHECK((*pts)[1].doc == json::parse(R"({"cluster": {"nodes": 2}})"));
+  CHECK((*pts)[1].original_pointer("/cluster/nodes") == "/cluster/0/nodes/1");
+  CHECK((*pts)[2].original_pointer("/cluster/gpus") == "/cluster/1/gpus");
+}
+
+TEST_CASE("app::scenario: a sweep over the limit is refused", "[sweep]") {
+  json big = json::object();
+  for (int i = 0; i < 6; ++i) big["k" + std::to_string(i)] = json::array({1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
+  CHECK_FALSE(expand_sweep(big, 100000).has_value());  // 10^6 configurations
+  CHECK(expand_sweep(big, 2000000).has_value());
+}
+
+TEST_CASE("app::scenario: global batch resolves micro-batch and accumulation from the data-parallel size",
+          "[scenario]") {
+  Diagnostics d;
+  auto sc = load_scenario_text(R"({"workload": {"model": "gpt-350m", "global_batch": 512, "grad_accum": 4,
+                                                 "steps": 10},
+                                   "cluster": {"instance": "aws-p5en.48xlarge", "nodes": [1, 2]}})",
+                               "s.json", catalog(), d);
+  INFO(d.render());
+  REQUIRE(sc);
+  REQUIRE(sc->configs.size() == 2);
+  CHECK(sc->configs[0].parallel.dp == 8);
+  CHECK(sc->configs[0].step.micro_batch == 16);  // 512 / (8 x 4)
+  CHECK(sc->configs[1].parallel.dp == 16);
+  CHECK(sc->configs[1].step.micro_batch == 8);
+  CHECK(sc->configs[1].global_batch() == 512);
+  CHECK(sc->configs[1].id == "c0001");
+}
+
+TEST_CASE("app::scenario: run length from a dataset rounds up to whole steps", "[scenario]") {
+  RunLength len;
+  len.samples = 1000;
+  len.epochs = 2;
+  CHECK(len.total_steps(300) == 7);  // 2000 / 300 = 6.67
+}
