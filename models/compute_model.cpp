@@ -71,12 +71,13 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     return p;
   }
   const double accum = std::max(1, step.grad_accum);
-  double kernels = 0;
+  double kernels = 0, conv_kernels = 0;
   Seconds compute;
   auto account = [&](const Op& op, double times, Seconds& phase_time) {
     const Seconds t = op_gpu_time(op, dev, c) * (op.count * times);
     phase_time += t;
     kernels += op.kernels * op.count * times;
+    if (op.conv) conv_kernels += op.count * times;
     p.flops += op.flops * (op.count * times);
     if (op.kind == OpKind::gemm || op.kind == OpKind::attention) compute += t;
   };
@@ -101,8 +102,9 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
   p.gpu_busy = p.gpu_forward + p.gpu_backward + p.gpu_optimizer;
   p.gpu_compute = compute;
   p.kernels = kernels;
-  const Seconds per_kernel_cpu = step.cuda_graphs ? dev.launch_graph : c.cpu_per_kernel_eager;
-  p.cpu_issue = per_kernel_cpu * kernels;
+  p.cpu_issue = step.cuda_graphs ? dev.launch_graph * kernels
+                                 : c.cpu_per_kernel_eager * kernels + c.cpu_per_conv_eager * conv_kernels +
+                                       c.cpu_per_step_eager;
   p.total = std::max(p.cpu_issue, p.gpu_busy);
   p.gpu_busy_frac = p.total.value() > 0 ? p.gpu_busy / p.total : 0.0;
   if (p.cpu_issue > p.gpu_busy)

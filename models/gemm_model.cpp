@@ -90,8 +90,16 @@ Flops gemm_flops(GemmShape s) { return Flops(2.0 * s.m * s.n * s.k); }
 double wave_efficiency(GemmShape s, const WaveGeometry& g) {
   const double tiles = std::ceil(s.m / g.tile_m) * std::ceil(s.n / g.tile_n);
   const double sms = std::max(1, g.sm_count);
-  const double waves = std::ceil(tiles / sms);
-  return waves > 0 ? tiles / (waves * sms) : 1.0;
+  // cuBLAS splits a long k-loop over several CTAs (split-K / stream-K) when the output has too few tiles
+  // to fill the SMs; allow splits that keep at least 512 of k per CTA.
+  const int max_split = std::max(1, static_cast<int>(s.k / 512));
+  double best = 0;
+  for (int split = 1; split <= std::min(max_split, 16); ++split) {
+    const double work = tiles * split;
+    const double waves = std::ceil(work / sms);
+    best = std::max(best, waves > 0 ? work / (waves * sms) : 1.0);
+  }
+  return best > 0 ? best : 1.0;
 }
 
 GemmSurface fit_gemm_surface(const std::vector<GemmSample>& samples, int sm_count) {

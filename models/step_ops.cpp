@@ -57,8 +57,10 @@ void add_linear(std::vector<Op>& ops, const LinearSpec& l, Precision p) {
   const Dtype d = gemm_dtype(p);
   const double w = l.in * l.out;
   const bool ac = is_autocast(p);
+  // Under autocast weight and bias are cast separately (two kernels), and so are their gradients.
+  const int param_kernels = l.bias ? 2 : 1;
   if (ac) {
-    add_memory(ops, l.name + ".w_cast", Phase::forward, Bytes(6.0 * w), l.count, 1, l.recompute);
+    add_memory(ops, l.name + ".w_cast", Phase::forward, Bytes(6.0 * w), l.count, param_kernels, l.recompute);
     if (l.input_fp32)
       add_memory(ops, l.name + ".x_cast", Phase::forward, Bytes(6.0 * l.tokens * l.in), l.count, 1, l.recompute);
   }
@@ -68,7 +70,7 @@ void add_linear(std::vector<Op>& ops, const LinearSpec& l, Precision p) {
   ops.push_back(gemm_op(l.name + ".wgrad", Phase::backward, d, {l.out, l.in, l.tokens}, a, l.count, false));
   if (l.bias) add_memory(ops, l.name + ".bgrad", Phase::backward, Bytes(a * l.tokens * l.out), l.count);
   if (ac) {
-    add_memory(ops, l.name + ".dw_cast", Phase::backward, Bytes(6.0 * w), l.count);
+    add_memory(ops, l.name + ".dw_cast", Phase::backward, Bytes(6.0 * w), l.count, param_kernels);
     if (l.input_fp32 && l.needs_dgrad)
       add_memory(ops, l.name + ".dx_cast", Phase::backward, Bytes(6.0 * l.tokens * l.in), l.count);
   }

@@ -49,7 +49,16 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   // --- forward
   add_memory(ops, "ln1.fwd", Phase::forward, Bytes(8 * N * d), L, 1, rc);
   add_linear(ops, {"qkv", N, d, 3 * d, L, true, ac, true, rc}, p);
-  if (k.mha_copies) add_memory(ops, "qkv.pack", Phase::forward, Bytes(2 * a * 3 * N * d), L, 1, rc);
+  if (k.mha_copies) {
+    // nn.MultiheadAttention (batch_first) works on a (seq, batch, d) transpose: the projection input is
+    // made contiguous, the packed q/k/v are re-laid out, and the block output returns transposed, so the
+    // next LayerNorm copies it back to contiguous (fp32).
+    add_memory(ops, "mha.in_copy", Phase::forward, Bytes(2 * a * N * d), L, 1, rc);
+    add_memory(ops, "qkv.pack", Phase::forward, Bytes(2 * a * 3 * N * d), L, 1, rc);
+    add_memory(ops, "mha.ln_copy", Phase::forward, Bytes(8 * N * d), L, 1, rc);
+    add_memory(ops, "mha.in_copy.bwd", Phase::backward, Bytes(2 * a * N * d), L, 1);
+    add_memory(ops, "mha.ln_copy.bwd", Phase::backward, Bytes(8 * N * d), L, 1);
+  }
   // Attention FLOPs: QK^T and PV, 2*s*s*hd each per head = 4*b*s^2*d; a causal mask skips half.
   const double att_f = 4 * k.b * k.s * k.s * d * (k.causal ? 0.5 : 1.0);
   ops.push_back(attention_op("attn.fwd", Phase::forward, attention_dtype(p), Flops(att_f),
@@ -67,6 +76,9 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   ops.push_back(attention_op("attn.bwd", Phase::backward, attention_dtype(p), Flops(2.5 * att_f),
                              Bytes(a * 8 * N * d), L, 3, false));
   add_memory(ops, "qkv.grad_cat", Phase::backward, Bytes(2 * a * 3 * N * d), L, 1);
+  // Flash backward zero-fills its fp32 dQ accumulator and converts it back (counted in its 3 kernels);
+  // the grad of the output transpose arrives strided and is made contiguous.
+  add_memory(ops, "attn.grad_out_copy", Phase::backward, Bytes(2 * a * N * d), L, 1);
   if (k.mha_copies) add_memory(ops, "qkv.unpack_grad", Phase::backward, Bytes(2 * a * 3 * N * d), L, 1);
   add_memory(ops, "gelu.bwd", Phase::backward, Bytes(3 * a * N * ff), L, 1);
   // LayerNorm backward: dx kernel (x, dy -> dx) and dgamma/dbeta kernel (x, dy again).

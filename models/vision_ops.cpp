@@ -16,6 +16,10 @@ class CnnBuilder {
  public:
   CnnBuilder(const StepConfig& s, StepOps& out) : step_(s), out_(out), b_(s.micro_batch) {
     a_ = activation_bytes(s.precision);
+    if (s.model.input_shape.size() == 3) {
+      h_ = s.model.input_shape[1];
+      w_ = s.model.input_shape[2];
+    }
     if (is_autocast(s.precision))
       add_memory(out_.micro, "image.cast", Phase::forward, Bytes(6 * b_ * 3 * h_ * w_), 1);
   }
@@ -53,16 +57,22 @@ class CnnBuilder {
                    1, false, false, !first_, false};
       const std::size_t from = out_.micro.size();
       add_linear(out_.micro, l, step_.precision);
-      for (std::size_t i = from; i < out_.micro.size(); ++i)
-        if (out_.micro[i].kind == OpKind::gemm) out_.micro[i].conv = true;
+      for (std::size_t i = from; i < out_.micro.size(); ++i) {
+        Op& op = out_.micro[i];
+        if (op.kind != OpKind::gemm) continue;
+        op.conv = true;
+        // Weight gradients reduce over batch x pixels: cuDNN splits that reduction (extra kernel).
+        if (op.name == "conv.wgrad") op.kernels = 2;
+      }
     }
     first_ = false;
     c_ = cout;
   }
   void bn() {
     const double n = size();
-    add_memory(out_.micro, "bn.fwd", Phase::forward, Bytes(3 * a_ * n), 1);
-    add_memory(out_.micro, "bn.bwd", Phase::backward, Bytes(5 * a_ * n), 1);
+    // Training BatchNorm: statistics + normalise (2 kernels) and the num_batches_tracked increment.
+    add_memory(out_.micro, "bn.fwd", Phase::forward, Bytes(3 * a_ * n), 1, 3);
+    add_memory(out_.micro, "bn.bwd", Phase::backward, Bytes(5 * a_ * n), 1, 2);
     saved_ += a_ * n;
     params_ += 2.0 * c_;
     tensors_ += 2;

@@ -1,0 +1,121 @@
+// `gpuplan calibrate check` and `gpuplan calibrate fit`: compare the calibrated compute and memory model
+// with measured runs, and fit its global constants. The work is done by calibrate/ (check.hpp, fit.hpp).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "app/cli.hpp"
+#include "calibrate/check.hpp"
+#include "calibrate/fit.hpp"
+#include "calibrate/profile_io.hpp"
+#include "calibrate/reference_runs.hpp"
+
+namespace gp::app {
+namespace {
+
+struct CalibrateOptions {
+  std::string profile;
+  std::string runs;
+  std::string constants;  // default: fit-<profile stem>.json beside the profile
+  double tolerance = 10.0;
+  std::string format = "table";
+  std::string plot;
+  std::string out;
+  bool loo = false;
+};
+
+std::string default_constants_path(const std::string& profile) {
+  const std::filesystem::path p(profile);
+  return (p.parent_path() / ("fit-" + p.stem().string() + ".json")).string();
+}
+
+bool report(const std::vector<std::string>& errors) {
+  for (const auto& e : errors) std::cerr << e << "\n";
+  return errors.empty();
+}
+
+int run_check_command(const CalibrateOptions& o) {
+  std::vector<std::string> errors;
+  auto profile = calibrate::load_profile(o.profile, errors);
+  const std::string cpath = o.constants.empty() ? default_constants_path(o.profile) : o.constants;
+  auto constants = calibrate::load_constants(cpath, errors);
+  auto runs = calibrate::load_runs(o.runs, errors);
+  if (!report(errors) || !profile || !constants) return kExitBadInput;
+  const auto rep = calibrate::run_check(runs, *profile, *constants, o.tolerance);
+  if (o.format == "json")
+    std::cout << calibrate::render_json(rep).dump(2) << "\n";
+  else
+    std::cout << calibrate::render_table(rep);
+  if (!o.plot.empty()) {
+    std::ofstream svg(o.plot);
+    if (!svg) {
+      std::cerr << o.plot << ": cannot write the plot\n";
+      return kExitBadInput;
+    }
+    svg << calibrate::render_svg(rep);
+  }
+  return rep.summary.pass ? kExitOk : kExitCheckFailed;
+}
+
+int run_fit_command(const CalibrateOptions& o) {
+  std::vector<std::string> errors;
+  auto profile = calibrate::load_profile(o.profile, errors);
+  auto runs = calibrate::load_runs(o.runs, errors);
+  if (!report(errors) || !profile) return kExitBadInput;
+  const DeviceModel dev = make_device_model(*profile);
+  const auto res = calibrate::fit_compute_constants(runs, dev, ComputeConstants{}, o.loo);
+  calibrate::FitConstants fc;
+  fc.compute = res.constants;
+  fc.compute.source =
+      "gpuplan calibrate fit: Levenberg-Marquardt least squares of ln(predicted/measured) step time over the "
+      "GPU-bound train records of " + o.runs + " with profile " + o.profile + " (docs/calibration.md#method)";
+  fc.compute.as_of = profile->measured_on;
+  fc.profile = o.profile;
+  fc.runs = o.runs;
+  fc.stats = {{"records", res.records.size()}, {"mape_pct", res.mape_pct}, {"iterations", res.iterations}};
+  if (o.loo) {
+    fc.stats["loo_mape_pct"] = res.loo_mape_pct;
+    fc.stats["loo_max_abs_err_pct"] = res.loo_max_pct;
+  }
+  for (const auto& r : res.records)
+    std::cerr << r.id << "  measured " << r.measured_ms << "  fitted " << r.fitted_ms
+              << (o.loo ? "  loo " + std::to_string(r.loo_ms) : "") << "\n";
+  const auto j = calibrate::constants_to_json(fc).dump(2);
+  if (o.out.empty()) {
+    std::cout << j << "\n";
+  } else {
+    std::ofstream f(o.out);
+    if (!f) {
+      std::cerr << o.out << ": cannot write\n";
+      return kExitBadInput;
+    }
+    f << j << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& root, CliContext& ctx) {
+  auto* cal = root.add_subcommand("calibrate", "Check the calibrated model against measured runs; fit its constants");
+  cal->require_subcommand(1);
+  auto opts = std::make_shared<CalibrateOptions>();
+
+  auto* check = cal->add_subcommand("check", "Predict every train record of a runs file and compare");
+  check->add_option("--profile", opts->profile, "GPU profile JSON (gpuplan-profile/1)")->required();
+  check->add_option("--runs", opts->runs, "measured runs, JSON lines")->required();
+  check->add_option("--constants", opts->constants, "fitted constants (default: fit-<profile>.json beside it)");
+  check->add_option("--tolerance", opts->tolerance, "step-time MAPE tolerance in percent (default 10)");
+  check->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  check->add_option("--plot", opts->plot, "write an SVG scatter of predicted vs measured step time");
+  check->callback([opts, &ctx] { ctx.exit_code = run_check_command(*opts); });
+
+  auto* fit = cal->add_subcommand("fit", "Fit the compute model's global constants over measured runs");
+  fit->add_option("--profile", opts->profile, "GPU profile JSON")->required();
+  fit->add_option("--runs", opts->runs, "measured runs, JSON lines")->required();
+  fit->add_option("--out", opts->out, "write the constants here (default: stdout)");
+  fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
+  fit->callback([opts, &ctx] { ctx.exit_code = run_fit_command(*opts); });
+}
+
+}  // namespace gp::app

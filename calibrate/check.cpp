@@ -1,0 +1,246 @@
+#include "calibrate/check.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "calibrate/loader_check.hpp"  // sim engineer: data-loader simulation for cpu-jpeg-pipeline records
+
+namespace gp::calibrate {
+
+RecordPrediction predict_train_record(const RunRecord& rec, const DeviceModel& dev, const GpuProfile& profile,
+                                      const FitConstants& constants, const PipelinePredictor& pipeline) {
+  RecordPrediction p;
+  if (!rec.expressible) {
+    p.reason = rec.reason;
+    return p;
+  }
+  const StepOps ops = build_step_ops(rec.step);
+  if (!ops.not_expressible.empty()) {
+    p.reason = ops.not_expressible;
+    return p;
+  }
+  p.step = predict_step_from_ops(ops, rec.step, dev, constants.compute);
+  p.memory = predict_memory_from_ops(ops, rec.step, ParallelConfig{}, profile.memory_total, profile.context_memory,
+                                     constants.memory);
+  p.peak_mem_gib = p.memory.peak_allocated.gib();
+  p.oom = !p.memory.fits;
+  if (p.oom) {
+    p.reason = "predicted out of memory";
+    return p;
+  }
+  if (rec.data == "synthetic-on-gpu") {
+    p.step_ms = p.step.total.ms();
+  } else if (pipeline) {
+    p.step_ms = pipeline(rec, p);
+    if (!p.step_ms) p.reason = "the data-loader simulation could not predict it";
+  } else {
+    p.reason = "needs the data-loader simulation";
+  }
+  return p;
+}
+
+namespace {
+
+double err_pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; }
+
+}  // namespace
+
+CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& profile, const FitConstants& constants,
+                      double tolerance_pct, const PipelinePredictor& pipeline) {
+  CheckReport rep;
+  CheckSummary& s = rep.summary;
+  s.tolerance_pct = tolerance_pct;
+  const DeviceModel dev = make_device_model(profile);
+  const PipelinePredictor loader = loader_pipeline(profile);  // sim engineer
+  double sum = 0, mem_sum = 0;
+  for (const auto& rec : runs) {
+    if (rec.kind != "train") continue;
+    ++s.train_records;
+    if (gpu_bound(rec)) ++s.gpu_bound;
+    RecordResult rr;
+    rr.record = &rec;
+    // --- sim engineer: without an explicit predictor, CPU-pipeline records go through the loader simulation.
+    rr.prediction = predict_train_record(rec, dev, profile, constants, pipeline ? pipeline : loader);
+    // --- end sim engineer
+    const auto& p = rr.prediction;
+    if (!rec.expressible) {
+      ++s.not_expressible;
+    } else {
+      ++s.oom_records;
+      rr.oom_agrees = p.oom == rec.measured.oom;
+      if (rr.oom_agrees) ++s.oom_agree;
+      if (p.reason == "needs the data-loader simulation") ++s.needs_pipeline;
+    }
+    if (p.step_ms && rec.measured.step_ms) {
+      rr.step_err_pct = err_pct(*p.step_ms, *rec.measured.step_ms);
+      ++s.predicted;
+      if (gpu_bound(rec)) {
+        rr.in_mape = true;
+        const double e = std::abs(*rr.step_err_pct);
+        sum += e;
+        if (e <= 25.0) ++s.within_25;
+        if (e > s.max_abs_err_pct) {
+          s.max_abs_err_pct = e;
+          s.max_err_id = rec.id;
+        }
+      }
+    }
+    if (p.peak_mem_gib && rec.measured.peak_mem_gib && rec.expressible) {
+      rr.mem_err_pct = err_pct(*p.peak_mem_gib, *rec.measured.peak_mem_gib);
+      mem_sum += std::abs(*rr.mem_err_pct);
+      ++s.mem_records;
+    }
+    rep.records.push_back(std::move(rr));
+  }
+  int in_mape = 0;
+  for (const auto& r : rep.records) in_mape += r.in_mape ? 1 : 0;
+  s.mape_pct = in_mape ? sum / in_mape : 0;
+  s.mem_mape_pct = s.mem_records ? mem_sum / s.mem_records : 0;
+  s.pass = in_mape > 0 && s.mape_pct <= tolerance_pct;
+  return rep;
+}
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string opt_fmt(const char* f, const std::optional<double>& v) { return v ? fmt(f, *v) : std::string("-"); }
+
+std::string pad(std::string s, std::size_t w, bool right = false) {
+  if (s.size() > w) s = s.substr(0, w - 1) + "~";
+  const std::string sp(w - s.size(), ' ');
+  return right ? sp + s : s + sp;
+}
+
+}  // namespace
+
+std::string render_table(const CheckReport& r) {
+  std::ostringstream o;
+  o << pad("record", 38) << pad("meas ms", 9, true) << pad("pred ms", 9, true) << pad("err%", 7, true)
+    << pad("meas GiB", 9, true) << pad("pred GiB", 9, true) << pad("err%", 7, true) << "  OOM m/p\n";
+  for (const auto& rr : r.records) {
+    const auto& rec = *rr.record;
+    const auto& p = rr.prediction;
+    o << pad(rec.id, 38) << pad(opt_fmt("%.1f", rec.measured.step_ms), 9, true)
+      << pad(opt_fmt("%.1f", p.step_ms), 9, true) << pad(opt_fmt("%+.1f", rr.step_err_pct), 7, true)
+      << pad(opt_fmt("%.2f", rec.measured.peak_mem_gib), 9, true) << pad(opt_fmt("%.2f", p.peak_mem_gib), 9, true)
+      << pad(opt_fmt("%+.1f", rr.mem_err_pct), 7, true) << "  " << (rec.measured.oom ? "y" : "n") << "/"
+      << (p.oom ? "y" : "n") << (rr.oom_agrees ? "" : " !") << "\n";
+    if (!p.step_ms && !p.reason.empty() && !p.oom) o << "    not predicted: " << p.reason << "\n";
+  }
+  const auto& s = r.summary;
+  o << "\nstep-time MAPE over GPU-bound train records: " << fmt("%.2f", s.mape_pct) << "% (tolerance "
+    << fmt("%.1f", s.tolerance_pct) << "%) " << (s.pass ? "PASS" : "FAIL") << "\n"
+    << "largest error: " << fmt("%.1f", s.max_abs_err_pct) << "% (" << s.max_err_id << "); within 25%: "
+    << s.within_25 << "\n"
+    << "OOM agreement: " << s.oom_agree << "/" << s.oom_records << "; peak-memory mean abs error: "
+    << fmt("%.1f", s.mem_mape_pct) << "% over " << s.mem_records << " records\n"
+    << "train records: " << s.train_records << " (GPU-bound " << s.gpu_bound << "), predicted " << s.predicted
+    << ", not expressible " << s.not_expressible << ", needing the data-loader simulation " << s.needs_pipeline
+    << "\n";
+  return o.str();
+}
+
+nlohmann::json render_json(const CheckReport& r) {
+  nlohmann::json recs = nlohmann::json::array();
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  for (const auto& rr : r.records) {
+    const auto& rec = *rr.record;
+    const auto& p = rr.prediction;
+    nlohmann::json j = {{"id", rec.id},
+                        {"line", rec.line},
+                        {"data", rec.data},
+                        {"predicted_step_ms", opt(p.step_ms)},
+                        {"predicted_peak_mem_gib", opt(p.peak_mem_gib)},
+                        {"predicted_oom", p.oom},
+                        {"measured_step_ms", opt(rec.measured.step_ms)},
+                        {"measured_peak_mem_gib", opt(rec.measured.peak_mem_gib)},
+                        {"measured_oom", rec.measured.oom},
+                        {"step_err_pct", opt(rr.step_err_pct)},
+                        {"peak_mem_err_pct", opt(rr.mem_err_pct)},
+                        {"oom_agrees", rr.oom_agrees},
+                        {"in_gpu_bound_mape", rr.in_mape}};
+    if (!p.reason.empty()) j["reason"] = p.reason;
+    if (p.step_ms) {
+      j["breakdown_ms"] = {{"gpu_forward", p.step.gpu_forward.ms()},  {"gpu_backward", p.step.gpu_backward.ms()},
+                           {"gpu_optimizer", p.step.gpu_optimizer.ms()}, {"cpu_issue", p.step.cpu_issue.ms()}};
+      j["kernels"] = p.step.kernels;
+      j["gpu_busy_frac"] = p.step.gpu_busy_frac;
+      j["bottleneck"] = to_string(p.step.bottleneck);
+    }
+    recs.push_back(j);
+  }
+  const auto& s = r.summary;
+  nlohmann::json sum = {{"mape_pct", s.mape_pct},
+                        {"tolerance_pct", s.tolerance_pct},
+                        {"pass", s.pass},
+                        {"max_abs_err_pct", s.max_abs_err_pct},
+                        {"max_err_id", s.max_err_id},
+                        {"within_25_pct", s.within_25},
+                        {"oom_agree", s.oom_agree},
+                        {"oom_records", s.oom_records},
+                        {"peak_mem_mape_pct", s.mem_mape_pct},
+                        {"peak_mem_records", s.mem_records},
+                        {"train_records", s.train_records},
+                        {"gpu_bound_records", s.gpu_bound},
+                        {"predicted", s.predicted},
+                        {"not_expressible", s.not_expressible},
+                        {"needs_data_loader_simulation", s.needs_pipeline}};
+  return {{"records", recs}, {"summary", sum}};
+}
+
+std::string render_svg(const CheckReport& r) {
+  struct Pt { double m, p; bool gpu; std::string id; };
+  std::vector<Pt> pts;
+  for (const auto& rr : r.records)
+    if (rr.prediction.step_ms && rr.record->measured.step_ms)
+      pts.push_back({*rr.record->measured.step_ms, *rr.prediction.step_ms, rr.in_mape, rr.record->id});
+  double lo = 1, hi = 1000;
+  for (const auto& p : pts) {
+    lo = std::min({lo, p.m, p.p});
+    hi = std::max({hi, p.m, p.p});
+  }
+  lo = std::pow(10, std::floor(std::log10(lo)));
+  hi = std::pow(10, std::ceil(std::log10(hi)));
+  const double W = 640, H = 640, m0 = 70, span = W - m0 - 30;
+  auto X = [&](double v) { return m0 + span * (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)); };
+  auto Y = [&](double v) { return H - m0 - span * (std::log10(v) - std::log10(lo)) / (std::log10(hi) - std::log10(lo)); };
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  // +-10% band and y = x
+  o << "<polygon fill=\"#dfe9f5\" points=\"" << X(lo) << "," << Y(lo * 1.1) << " " << X(hi / 1.1) << "," << Y(hi)
+    << " " << X(hi) << "," << Y(hi) << " " << X(hi) << "," << Y(hi * 0.9) << " " << X(lo) << "," << Y(lo * 0.9)
+    << "\"/>\n";
+  o << "<line x1=\"" << X(lo) << "\" y1=\"" << Y(lo) << "\" x2=\"" << X(hi) << "\" y2=\"" << Y(hi)
+    << "\" stroke=\"#555\" stroke-dasharray=\"4 3\"/>\n";
+  for (double d = lo; d <= hi * 1.0001; d *= 10) {
+    o << "<line x1=\"" << X(d) << "\" y1=\"" << Y(lo) << "\" x2=\"" << X(d) << "\" y2=\"" << Y(lo) + 5
+      << "\" stroke=\"black\"/><text x=\"" << X(d) << "\" y=\"" << Y(lo) + 20 << "\" text-anchor=\"middle\">" << d
+      << "</text>\n";
+    o << "<line x1=\"" << X(lo) - 5 << "\" y1=\"" << Y(d) << "\" x2=\"" << X(lo) << "\" y2=\"" << Y(d)
+      << "\" stroke=\"black\"/><text x=\"" << X(lo) - 8 << "\" y=\"" << Y(d) + 4 << "\" text-anchor=\"end\">" << d
+      << "</text>\n";
+  }
+  o << "<rect x=\"" << X(lo) << "\" y=\"" << Y(hi) << "\" width=\"" << span << "\" height=\"" << span
+    << "\" fill=\"none\" stroke=\"black\"/>\n";
+  for (const auto& p : pts)
+    o << "<circle cx=\"" << X(p.m) << "\" cy=\"" << Y(p.p) << "\" r=\"4\" fill=\"" << (p.gpu ? "#1f77b4" : "#ff7f0e")
+      << "\" fill-opacity=\"0.8\"><title>" << p.id << ": measured " << p.m << " ms, predicted " << p.p
+      << " ms</title></circle>\n";
+  o << "<text x=\"" << W / 2 << "\" y=\"" << H - 25 << "\" text-anchor=\"middle\">measured step time (ms)</text>\n"
+    << "<text x=\"18\" y=\"" << H / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 18 " << H / 2
+    << ")\">predicted step time (ms)</text>\n"
+    << "<text x=\"" << W / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">gpuplan calibrate check: MAPE "
+    << fmt("%.1f", r.summary.mape_pct) << "% over " << pts.size()
+    << " records (band: +-10%)</text>\n</svg>\n";
+  return o.str();
+}
+
+}  // namespace gp::calibrate

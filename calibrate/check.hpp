@@ -1,0 +1,79 @@
+// `gpuplan calibrate check`: predicts every train record of a measured-runs file from its input fields
+// and compares with what was measured. Library API used by the CLI, CI tests and other code.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "calibrate/fit.hpp"
+#include "calibrate/reference_runs.hpp"
+#include "models/compute_model.hpp"
+#include "models/memory_model.hpp"
+
+namespace gp::calibrate {
+
+// Prediction of one train record. Built from record.step / record.input only (never measured fields).
+struct RecordPrediction {
+  std::optional<double> step_ms;        // empty: not predicted (see reason)
+  std::optional<double> peak_mem_gib;   // comparable with torch.cuda.max_memory_allocated
+  bool oom = false;
+  std::string reason;                   // why step_ms is empty
+  StepPrediction step;
+  MemoryPrediction memory;
+};
+
+// Extension point for records whose pace is set by the CPU data pipeline (data: cpu-jpeg-pipeline):
+// given the record and its GPU-side prediction, return the step time in ms, or nullopt when it cannot.
+using PipelinePredictor = std::function<std::optional<double>(const RunRecord&, const RecordPrediction&)>;
+
+// Predicts one train record on `dev` (memory against `profile`). Records with a CPU data pipeline get a
+// step time only through `pipeline` (otherwise reason = "needs the data-loader simulation").
+RecordPrediction predict_train_record(const RunRecord& rec, const DeviceModel& dev, const GpuProfile& profile,
+                                      const FitConstants& constants, const PipelinePredictor& pipeline = {});
+
+struct RecordResult {
+  const RunRecord* record = nullptr;
+  RecordPrediction prediction;
+  std::optional<double> step_err_pct;   // (predicted - measured) / measured
+  std::optional<double> mem_err_pct;
+  bool oom_agrees = true;
+  bool in_mape = false;                 // counted in the GPU-bound step-time MAPE
+};
+
+struct CheckSummary {
+  int train_records = 0;
+  int gpu_bound = 0;          // data: synthetic-on-gpu
+  int predicted = 0;          // with a predicted step time and a measured one
+  int not_expressible = 0;    // the model cannot express the record (reason per record)
+  int needs_pipeline = 0;     // CPU data-pipeline records without a pipeline predictor
+  double mape_pct = 0;        // over GPU-bound records with both times
+  double max_abs_err_pct = 0;
+  std::string max_err_id;
+  int within_25 = 0;
+  int oom_records = 0, oom_agree = 0;  // OOM agreement over all expressible train records
+  double mem_mape_pct = 0;    // mean |peak-mem error| over records with a measured peak
+  int mem_records = 0;
+  double tolerance_pct = 10;
+  bool pass = false;          // mape_pct <= tolerance_pct
+};
+
+struct CheckReport {
+  std::vector<RecordResult> records;
+  CheckSummary summary;
+};
+
+// Runs the check over `runs` (non-train records are skipped).
+CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& profile, const FitConstants& constants,
+                      double tolerance_pct, const PipelinePredictor& pipeline = {});
+
+// Renderings: an aligned text table (<= 100 columns), the JSON document, an SVG scatter plot
+// (log-log predicted vs measured step time with y = x and a +-10% band).
+std::string render_table(const CheckReport& r);
+nlohmann::json render_json(const CheckReport& r);
+std::string render_svg(const CheckReport& r);
+
+}  // namespace gp::calibrate

@@ -1,0 +1,209 @@
+#include "calibrate/fit.hpp"
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "calibrate/json_fields.hpp"
+
+namespace gp::calibrate {
+namespace {
+
+constexpr int kParams = 8;
+using Vec = Eigen::Matrix<double, kParams, 1>;
+
+Vec to_vec(const ComputeConstants& c) {
+  Vec v;
+  v << std::log(c.gemm_efficiency), std::log(c.conv_efficiency), std::log(c.attention_efficiency),
+      std::log(c.memory_efficiency), std::log(c.gpu_per_kernel.us()), std::log(c.cpu_per_kernel_eager.us()),
+      std::log(c.cpu_per_conv_eager.us()), std::log(c.cpu_per_step_eager.us());
+  return v;
+}
+
+ComputeConstants from_vec(const Vec& v, ComputeConstants c) {
+  c.gemm_efficiency = std::exp(v[0]);
+  c.conv_efficiency = std::exp(v[1]);
+  c.attention_efficiency = std::exp(v[2]);
+  c.memory_efficiency = std::exp(v[3]);
+  c.gpu_per_kernel = Seconds::us(std::exp(v[4]));
+  c.cpu_per_kernel_eager = Seconds::us(std::exp(v[5]));
+  c.cpu_per_conv_eager = Seconds::us(std::exp(v[6]));
+  c.cpu_per_step_eager = Seconds::us(std::exp(v[7]));
+  return c;
+}
+
+struct Prepared {
+  const RunRecord* rec;
+  StepOps ops;
+  double measured_s;
+};
+
+Eigen::VectorXd residuals(const std::vector<const Prepared*>& set, const DeviceModel& dev, const ComputeConstants& c) {
+  Eigen::VectorXd r(static_cast<Eigen::Index>(set.size()));
+  for (std::size_t i = 0; i < set.size(); ++i) {
+    const auto p = predict_step_from_ops(set[i]->ops, set[i]->rec->step, dev, c);
+    r[static_cast<Eigen::Index>(i)] = std::log(p.total.value() / set[i]->measured_s);
+  }
+  return r;
+}
+
+ComputeConstants levenberg_marquardt(const std::vector<const Prepared*>& set, const DeviceModel& dev,
+                                     const ComputeConstants& start, int* iterations) {
+  Vec x = to_vec(start);
+  Eigen::VectorXd r = residuals(set, dev, from_vec(x, start));
+  double cost = r.squaredNorm();
+  double lambda = 1e-2;
+  int it = 0;
+  for (; it < 200; ++it) {
+    Eigen::MatrixXd J(r.size(), kParams);
+    for (int k = 0; k < kParams; ++k) {
+      Vec xk = x;
+      xk[k] += 1e-4;
+      J.col(k) = (residuals(set, dev, from_vec(xk, start)) - r) / 1e-4;
+    }
+    const Eigen::MatrixXd A = J.transpose() * J;
+    const Eigen::VectorXd g = J.transpose() * r;
+    bool improved = false;
+    for (int tries = 0; tries < 10 && !improved; ++tries) {
+      Eigen::MatrixXd Ad = A;
+      for (int k = 0; k < kParams; ++k) Ad(k, k) += lambda * (A(k, k) + 1e-9);
+      const Vec step = Ad.ldlt().solve(-g);
+      const Vec xn = x + step;
+      const Eigen::VectorXd rn = residuals(set, dev, from_vec(xn, start));
+      const double cn = rn.squaredNorm();
+      if (cn < cost) {
+        const double gain = cost - cn;
+        x = xn; r = rn; cost = cn;
+        lambda = std::max(lambda / 3, 1e-9);
+        improved = true;
+        if (gain < 1e-12) it = 1000;
+      } else {
+        lambda *= 4;
+      }
+    }
+    if (!improved) break;
+  }
+  *iterations = std::min(it, 200);
+  return from_vec(x, start);
+}
+
+double pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; }
+
+}  // namespace
+
+std::vector<const RunRecord*> fit_records(const std::vector<RunRecord>& runs) {
+  std::vector<const RunRecord*> out;
+  for (const auto& r : runs)
+    if (gpu_bound(r) && r.expressible && r.measured.step_ms && !r.measured.oom) out.push_back(&r);
+  return out;
+}
+
+FitResult fit_compute_constants(const std::vector<RunRecord>& runs, const DeviceModel& dev,
+                                const ComputeConstants& start, bool leave_one_out) {
+  std::vector<Prepared> prep;
+  for (const RunRecord* r : fit_records(runs)) prep.push_back({r, build_step_ops(r->step), *r->measured.step_ms * 1e-3});
+  std::vector<const Prepared*> all;
+  for (const auto& p : prep) all.push_back(&p);
+  FitResult res;
+  res.constants = levenberg_marquardt(all, dev, start, &res.iterations);
+  double sum = 0, loo_sum = 0;
+  for (std::size_t i = 0; i < prep.size(); ++i) {
+    FitRecordError e;
+    e.id = prep[i].rec->id;
+    e.measured_ms = prep[i].measured_s * 1e3;
+    e.fitted_ms = predict_step_from_ops(prep[i].ops, prep[i].rec->step, dev, res.constants).total.ms();
+    sum += std::abs(pct(e.fitted_ms, e.measured_ms));
+    if (leave_one_out) {
+      std::vector<const Prepared*> rest;
+      for (std::size_t j = 0; j < prep.size(); ++j)
+        if (j != i) rest.push_back(&prep[j]);
+      int iters = 0;
+      const ComputeConstants c = levenberg_marquardt(rest, dev, res.constants, &iters);
+      e.loo_ms = predict_step_from_ops(prep[i].ops, prep[i].rec->step, dev, c).total.ms();
+      const double err = std::abs(pct(e.loo_ms, e.measured_ms));
+      loo_sum += err;
+      res.loo_max_pct = std::max(res.loo_max_pct, err);
+    }
+    res.records.push_back(e);
+  }
+  if (!prep.empty()) {
+    res.mape_pct = sum / static_cast<double>(prep.size());
+    res.loo_mape_pct = loo_sum / static_cast<double>(prep.size());
+  }
+  return res;
+}
+
+std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std::string& file,
+                                            std::vector<std::string>& errors) {
+  const std::size_t before = errors.size();
+  if (!doc.is_object()) {
+    errors.push_back(file + ":: expected a JSON object (a gpuplan-fit/1 document)");
+    return std::nullopt;
+  }
+  FieldReader top(doc, file, "", errors);
+  FitConstants fc;
+  if (auto s = top.string("schema", true); s && *s != "gpuplan-fit/1")
+    top.error("schema", "expected \"gpuplan-fit/1\", got \"" + *s + "\"");
+  fc.compute.source = top.string("source", true).value_or("");
+  fc.compute.as_of = top.string("as_of", true).value_or("");
+  fc.profile = top.string("profile", false).value_or("");
+  fc.runs = top.string("runs", false).value_or("");
+  if (auto c = top.object("constants", true)) {
+    fc.compute.gemm_efficiency = c->number("gemm_efficiency", true, true).value_or(0);
+    fc.compute.conv_efficiency = c->number("conv_efficiency", true, true).value_or(0);
+    fc.compute.attention_efficiency = c->number("attention_efficiency", true, true).value_or(0);
+    fc.compute.memory_efficiency = c->number("memory_efficiency", true, true).value_or(0);
+    fc.compute.gpu_per_kernel = Seconds::us(c->number("gpu_per_kernel_us", true, true).value_or(0));
+    fc.compute.cpu_per_kernel_eager = Seconds::us(c->number("cpu_per_kernel_eager_us", true, true).value_or(0));
+    fc.compute.cpu_per_conv_eager = Seconds::us(c->number("cpu_per_conv_eager_us", true, true).value_or(0));
+    fc.compute.cpu_per_step_eager = Seconds::us(c->number("cpu_per_step_eager_us", true, true).value_or(0));
+  }
+  if (auto m = top.object("memory", false)) {
+    fc.memory.fragmentation = m->number("fragmentation", false).value_or(fc.memory.fragmentation);
+    if (auto g = m->number("context_default_gib", false)) fc.memory.context_default = Bytes::gib(*g);
+  }
+  if (doc.contains("fit")) fc.stats = doc["fit"];
+  if (errors.size() != before) return std::nullopt;
+  return fc;
+}
+
+std::optional<FitConstants> load_constants(const std::string& path, std::vector<std::string>& errors) {
+  std::ifstream in(path);
+  if (!in) {
+    errors.push_back(path + ": cannot open the fitted-constants file");
+    return std::nullopt;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json doc = nlohmann::json::parse(ss.str(), nullptr, false, true);
+  if (doc.is_discarded()) {
+    errors.push_back(path + ": not valid JSON");
+    return std::nullopt;
+  }
+  return parse_constants(doc, path, errors);
+}
+
+nlohmann::json constants_to_json(const FitConstants& fc) {
+  const ComputeConstants& c = fc.compute;
+  nlohmann::json j;
+  j["schema"] = "gpuplan-fit/1";
+  j["source"] = c.source;
+  j["as_of"] = c.as_of;
+  j["profile"] = fc.profile;
+  j["runs"] = fc.runs;
+  j["constants"] = {{"gemm_efficiency", c.gemm_efficiency},
+                    {"conv_efficiency", c.conv_efficiency},
+                    {"attention_efficiency", c.attention_efficiency},
+                    {"memory_efficiency", c.memory_efficiency},
+                    {"gpu_per_kernel_us", c.gpu_per_kernel.us()},
+                    {"cpu_per_kernel_eager_us", c.cpu_per_kernel_eager.us()},
+                    {"cpu_per_conv_eager_us", c.cpu_per_conv_eager.us()},
+                    {"cpu_per_step_eager_us", c.cpu_per_step_eager.us()}};
+  j["memory"] = {{"fragmentation", fc.memory.fragmentation},
+                 {"context_default_gib", fc.memory.context_default.gib()}};
+  if (!fc.stats.is_null()) j["fit"] = fc.stats;
+  return j;
+}
+
+}  // namespace gp::calibrate

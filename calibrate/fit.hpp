@@ -1,0 +1,59 @@
+// Global constants of the compute model (models/compute_model.hpp) fitted over measured runs, and their
+// JSON file (calibrate/profiles/fit-<gpu>.json, schema "gpuplan-fit/1", with `source` and `as_of`).
+//
+// Method: Levenberg-Marquardt least squares on r_i = ln(predicted_i / measured_i) over every GPU-bound
+// train record with a measured step time, parameters in log space (so they stay positive). The
+// generalisation error is estimated by leave-one-out: each record predicted by a fit to all the others.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "calibrate/reference_runs.hpp"
+#include "models/compute_model.hpp"
+#include "models/memory_model.hpp"
+
+namespace gp::calibrate {
+
+struct FitConstants {
+  ComputeConstants compute;
+  MemoryConstants memory;
+  std::string profile;   // profile the constants were fitted with
+  std::string runs;      // runs file they were fitted on
+  nlohmann::json stats;  // fit statistics (records, MAPE, leave-one-out MAPE)
+};
+
+// Reads a "gpuplan-fit/1" file; errors as `FILE:/path: expectation` lines.
+std::optional<FitConstants> load_constants(const std::string& path, std::vector<std::string>& errors);
+std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std::string& file,
+                                            std::vector<std::string>& errors);
+nlohmann::json constants_to_json(const FitConstants& c);
+
+struct FitRecordError {
+  std::string id;
+  double measured_ms = 0;
+  double fitted_ms = 0;   // with the constants fitted to all records
+  double loo_ms = 0;      // with constants fitted to all other records
+};
+
+struct FitResult {
+  ComputeConstants constants;
+  std::vector<FitRecordError> records;
+  double mape_pct = 0;       // in-sample
+  double loo_mape_pct = 0;   // leave-one-out
+  double loo_max_pct = 0;
+  int iterations = 0;
+};
+
+// Records the fit uses: GPU-bound, expressible train records with a measured step time.
+std::vector<const RunRecord*> fit_records(const std::vector<RunRecord>& runs);
+
+// Fits the eight compute constants starting from `start`. With `leave_one_out`, also refits once per
+// record (cost: records x one fit). Deterministic.
+FitResult fit_compute_constants(const std::vector<RunRecord>& runs, const DeviceModel& dev,
+                                const ComputeConstants& start, bool leave_one_out);
+
+}  // namespace gp::calibrate

@@ -1,0 +1,36 @@
+// Small typed accessors over nlohmann::json that record a `FILE[:LINE]:/pointer: expectation` line
+// instead of throwing, so every problem of a document is reported at once. Internal to calibrate/.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gp::calibrate {
+
+class FieldReader {
+ public:
+  // `where` is the prefix of every error line: "file" or "file:line".
+  FieldReader(const nlohmann::json& obj, std::string where, std::string base, std::vector<std::string>& errors)
+      : obj_(obj), where_(std::move(where)), base_(std::move(base)), errors_(errors) {}
+
+  // Required / optional number; `positive` rejects values <= 0.
+  std::optional<double> number(const std::string& key, bool required, bool positive = false);
+  std::optional<std::string> string(const std::string& key, bool required);
+  std::optional<bool> boolean(const std::string& key, bool required);
+  // Sub-object reader (an empty object when absent and not required).
+  std::optional<FieldReader> object(const std::string& key, bool required);
+  const nlohmann::json& json() const { return obj_; }
+  std::string pointer(const std::string& key) const { return base_ + "/" + key; }
+  void error(const std::string& key, const std::string& what);
+  bool has(const std::string& key) const { return obj_.is_object() && obj_.contains(key) && !obj_[key].is_null(); }
+
+ private:
+  const nlohmann::json& obj_;
+  std::string where_, base_;
+  std::vector<std::string>& errors_;
+};
+
+}  // namespace gp::calibrate

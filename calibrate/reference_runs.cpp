@@ -1,0 +1,151 @@
+#include "calibrate/reference_runs.hpp"
+
+#include <fstream>
+
+#include "calibrate/json_fields.hpp"
+#include "models/vision_ops.hpp"
+
+namespace gp::calibrate {
+
+const std::vector<std::string>& measured_fields() {
+  static const std::vector<std::string> f = {
+      "step_ms",   "step_ms_p10", "step_ms_p50",   "step_ms_p90", "peak_mem_gib",  "oom",
+      "error",     "iters",       "gpu_util_pct",  "gpu_power_w", "samples_per_s", "tokens_per_s",
+      "first_batch_s"};
+  return f;
+}
+
+bool gpu_bound(const RunRecord& r) { return r.kind == "train" && r.data == "synthetic-on-gpu"; }
+
+namespace {
+
+std::optional<Precision> parse_precision(const std::string& s) {
+  if (s == "bf16") return Precision::bf16;
+  if (s == "fp16") return Precision::fp16;
+  if (s == "tf32") return Precision::tf32;
+  if (s == "fp32") return Precision::fp32;
+  return std::nullopt;
+}
+
+std::optional<OptimizerKind> parse_optimizer(const std::string& s) {
+  if (s == "adamw-fused") return OptimizerKind::adamw_fused;
+  if (s == "adamw") return OptimizerKind::adamw;
+  if (s == "adam") return OptimizerKind::adam;
+  if (s == "sgd-momentum") return OptimizerKind::sgd_momentum;
+  if (s == "sgd") return OptimizerKind::sgd;
+  return std::nullopt;
+}
+
+template <class T>
+T get_or(const nlohmann::json& j, const char* key, T def) {
+  if (!j.contains(key) || j[key].is_null()) return def;
+  try {
+    return j[key].get<T>();
+  } catch (const nlohmann::json::exception&) {
+    return def;
+  }
+}
+
+}  // namespace
+
+std::optional<std::string> step_from_input(const nlohmann::json& in, StepConfig& step) {
+  const std::string model = get_or<std::string>(in, "model", "");
+  step.micro_batch = get_or<int>(in, "batch", 0);
+  step.grad_accum = get_or<int>(in, "grad_accum", 1);
+  if (step.micro_batch < 1) return "needs a positive `batch`";
+  if (step.grad_accum < 1) return "needs a positive `grad_accum`";
+  auto prec = parse_precision(get_or<std::string>(in, "precision", "bf16"));
+  if (!prec) return "precision `" + get_or<std::string>(in, "precision", "") + "` is not modelled";
+  step.precision = *prec;
+  auto opt = parse_optimizer(get_or<std::string>(in, "optimizer", "adamw-fused"));
+  if (!opt) return "optimizer `" + get_or<std::string>(in, "optimizer", "") + "` is not modelled";
+  step.optimizer = *opt;
+  step.activation_checkpointing = get_or<bool>(in, "activation_checkpointing", false);
+  step.cuda_graphs = get_or<bool>(in, "cuda_graphs", false);
+  step.channels_last = get_or<bool>(in, "channels_last", true);
+  ModelSpec& m = step.model;
+  m.id = model;
+  m.params = get_or<double>(in, "params", 0);
+  m.fwd_flops_per_sample = get_or<double>(in, "fwd_flops_per_sample", 0);
+  if (in.contains("image_hw") && in["image_hw"].is_array() && in["image_hw"].size() == 2)
+    if (in["image_hw"][0].is_number_integer() && in["image_hw"][1].is_number_integer())
+      m.input_shape = {3, in["image_hw"][0].get<int>(), in["image_hw"][1].get<int>()};
+  if (model == "gpt") {
+    m.family = ModelFamily::gpt;
+    m.dims.layers = get_or<int>(in, "layers", 0);
+    m.dims.d_model = get_or<int>(in, "d_model", 0);
+    m.dims.heads = get_or<int>(in, "heads", 0);
+    m.dims.vocab = get_or<int>(in, "vocab", 50304);
+    m.dims.seq = get_or<int>(in, "seq", 0);
+    m.dims.tied_embeddings = get_or<bool>(in, "tied_embeddings", true);
+    if (m.dims.layers < 1 || m.dims.d_model < 1 || m.dims.heads < 1 || m.dims.seq < 1)
+      return "gpt needs positive layers, d_model, heads and seq";
+    return std::nullopt;
+  }
+  if (auto vd = vit_dims(model)) {
+    m.family = ModelFamily::vit;
+    m.dims = *vd;
+    return std::nullopt;
+  }
+  if (known_cnn(model)) {
+    m.family = ModelFamily::cnn;
+    return std::nullopt;
+  }
+  m.family = ModelFamily::generic;
+  if (m.params <= 0 || m.fwd_flops_per_sample <= 0)
+    return "model `" + model + "` is unknown and lacks `params` / `fwd_flops_per_sample` for a generic model";
+  return std::nullopt;
+}
+
+std::vector<RunRecord> parse_runs(const std::vector<std::string>& lines, const std::string& file,
+                                  std::vector<std::string>& errors) {
+  std::vector<RunRecord> out;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& text = lines[i];
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = file + ":" + std::to_string(i + 1);
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      errors.push_back(where + ":: expected one JSON object per line");
+      continue;
+    }
+    const std::size_t before = errors.size();
+    FieldReader r(j, where, "", errors);
+    RunRecord rec;
+    rec.line = static_cast<int>(i + 1);
+    rec.id = r.string("id", true).value_or("");
+    rec.kind = r.string("kind", true).value_or("");
+    if (rec.kind == "train") {
+      rec.data = r.string("data", true).value_or("");
+      r.string("model", true);
+      r.number("batch", true, true);
+      if (r.has("grad_accum")) r.number("grad_accum", true, true);
+      if (r.has("step_ms")) rec.measured.step_ms = r.number("step_ms", true, true);
+      if (r.has("peak_mem_gib")) rec.measured.peak_mem_gib = r.number("peak_mem_gib", true, true);
+      rec.measured.oom = r.boolean("oom", false).value_or(false);
+    }
+    if (errors.size() != before) continue;
+    rec.input = j;
+    for (const auto& f : measured_fields()) rec.input.erase(f);
+    if (rec.kind == "train") {
+      auto why = step_from_input(rec.input, rec.step);
+      rec.expressible = !why;
+      rec.reason = why.value_or("");
+    }
+    out.push_back(std::move(rec));
+  }
+  return out;
+}
+
+std::vector<RunRecord> load_runs(const std::string& path, std::vector<std::string>& errors) {
+  std::ifstream in(path);
+  if (!in) {
+    errors.push_back(path + ": cannot open the runs file");
+    return {};
+  }
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return parse_runs(lines, path, errors);
+}
+
+}  // namespace gp::calibrate
