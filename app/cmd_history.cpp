@@ -258,7 +258,7 @@ void add_history_command(CLI::App& root, CliContext& ctx) {
   cmd->add_option("--db", opts->db_path, "SQLite results store")->capture_default_str();
   cmd->add_option("--limit", opts->limit, "Most recent runs to list (0: all)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 1000000));
   cmd->add_option("--format", opts->format, "Output format")
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "json"}));
