@@ -1,0 +1,147 @@
+#include "sim/advice.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace gp::sim {
+
+namespace {
+
+// A part of the step (or of the job) is worth a suggestion above these shares.
+constexpr double kStepShare = 0.10;
+constexpr double kJobShare = 0.05;
+
+std::string fmt(const char* f, double a, double b = 0, double c = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, f, a, b, c);
+  return buf;
+}
+
+void memory_advice(const AdviceInputs& a, std::vector<std::string>& out) {
+  const JobConfig& j = *a.job;
+  const MemoryPrediction& m = *a.memory;
+  if (m.fits) return;
+  std::string s = fmt("does not fit: %.1f GiB needed per GPU, %.1f GiB usable", m.peak_device.gib(), m.capacity.gib());
+  if (!j.step.activation_checkpointing) s += "; enable activation checkpointing";
+  if (j.parallel.strategy == DataParallel::ddp || j.parallel.strategy == DataParallel::zero1) s += "; shard with FSDP or ZeRO-3";
+  if (j.step.micro_batch > 1) s += "; or lower micro_batch (raise grad_accum to keep the global batch)";
+  out.push_back(s);
+}
+
+void loader_advice(const AdviceInputs& a, std::vector<std::string>& out) {
+  const JobConfig& j = *a.job;
+  const StepSimResult& r = *a.step;
+  if (j.loader.synthetic || r.dataloader_stall.value() < kStepShare * r.step_time.value()) return;
+  const int need = workers_needed(*a.input, r);
+  const int g = std::max(1, a.input->cluster.ranks_per_node);
+  const double cores = a.input->cluster.cpu_cores;
+  const double demand = g * (need + 1.0 + (j.loader.pin_memory ? 0.5 : 0.0));  // workers, main, pin thread
+  const double share = r.dataloader_stall / r.step_time;
+  if (j.loader.num_workers == 0) {
+    out.push_back(fmt("num_workers=0 starves the GPU (%.0f%% of the step waits for input): set num_workers>=%.0f",
+                      100 * share, need));
+  } else if (j.loader.num_workers < need) {
+    out.push_back(fmt("data loader too slow (%.0f%% of the step waits for input): raise num_workers from %.0f to >=%.0f",
+                      100 * share, j.loader.num_workers, need));
+  }
+  if (cores > 0 && demand > cores) {
+    out.push_back(fmt("CPU-bound input: %.0f GPUs need ~%.0f cores of data loading, the container has %.0f: decode on "
+                      "the GPU (e.g. DALI), pre-process offline, or use an instance with more vCPUs",
+                      g, demand, cores));
+  }
+  if (!j.loader.pin_memory) out.push_back("set pin_memory=true: pageable copies block the training process");
+  if (!j.loader.numa_binding) out.push_back("bind DataLoader workers to the GPU's NUMA node (numa_binding)");
+}
+
+void compute_advice(const AdviceInputs& a, std::vector<std::string>& out) {
+  const JobConfig& j = *a.job;
+  const StepPrediction& p = *a.compute;
+  if (p.bottleneck == Bottleneck::launch_bound) {
+    if (!j.step.cuda_graphs) {
+      out.push_back(fmt("enable CUDA graphs: launch-bound (CPU issues kernels for %.1f ms, GPU busy %.1f ms per step)",
+                        p.cpu_issue.ms(), p.gpu_busy.ms()));
+    } else {
+      out.push_back("launch-bound even with CUDA graphs: raise micro_batch");
+    }
+  }
+}
+
+void comm_advice(const AdviceInputs& a, std::vector<std::string>& out) {
+  const JobConfig& j = *a.job;
+  const StepSimResult& r = *a.step;
+  if (r.comm_exposed.value() < kStepShare * r.step_time.value()) return;
+  const StepSimInput& in = *a.input;
+  const double share = r.comm_exposed / r.step_time;
+  if (r.straggler.value() > 0.5 * r.comm_exposed.value()) {
+    out.push_back(fmt("stragglers: the slowest of %.0f ranks costs %.1f ms per step; find noisy nodes or raise work per step",
+                      static_cast<double>(in.cluster.ranks), r.straggler.ms()));
+    return;
+  }
+  if (!in.comm.grad_buckets.empty()) {
+    if (!j.comm.overlap) {
+      out.push_back(fmt("all-reduce exposed (%.0f%% of the step): enable overlap with backward", 100 * share));
+    } else if (in.comm.grad_buckets.size() <= 2) {
+      out.push_back(fmt("all-reduce exposed (%.0f%% of the step): only %.0f gradient bucket(s) to overlap: lower bucket_mb",
+                        100 * share, static_cast<double>(in.comm.grad_buckets.size())));
+    } else {
+      std::string s = fmt("all-reduce exposed (%.0f%% of the step): raise bucket_mb", 100 * share);
+      if (j.cluster.nodes > 1 && j.comm.algorithm != CollectiveAlgo::hierarchical) s += " or use hierarchical all-reduce";
+      s += ", raise the work per step (micro_batch, grad_accum), or use a faster network";
+      out.push_back(s);
+    }
+  } else if (in.comm.layer_units > 0) {
+    out.push_back(fmt("FSDP gathers exposed (%.0f%% of the step): raise micro_batch or use hybrid sharding within nodes",
+                      100 * share));
+  } else if (in.comm.pp_stages > 1) {
+    out.push_back(fmt("pipeline bubble (%.0f%% of the step): raise grad_accum (micro-batches per step) well above %.0f stages",
+                      100 * share, in.comm.pp_stages));
+  } else if (in.comm.tp_forward.value() > 0) {
+    out.push_back(fmt("tensor-parallel all-reduces exposed (%.0f%% of the step): keep tp within NVLink or lower tp", 100 * share));
+  }
+}
+
+void job_advice(const AdviceInputs& a, std::vector<std::string>& out) {
+  const JobConfig& j = *a.job;
+  const TimeBreakdown& b = a.times->breakdown;
+  const double total = b.total().value();
+  if (total <= 0) return;
+  if (b.checkpoint.value() > kJobShare * total) {
+    std::string s = fmt("checkpoints stall %.0f%% of the job", 100 * b.checkpoint.value() / total);
+    if (!j.checkpoint.async) s += ": write asynchronously";
+    s += "; checkpoint to local NVMe and upload in the background, or checkpoint less often";
+    out.push_back(s);
+  }
+  if (a.times->diverges) {
+    out.push_back("failures arrive faster than the work between checkpoints completes: checkpoint far more often");
+  } else if (b.failures.value() > kJobShare * total) {
+    out.push_back(fmt("failures cost %.0f%% of the job (%.1f expected interruptions): checkpoint more often "
+                      "(Young/Daly: interval ~ sqrt(2 x MTBF x checkpoint time))",
+                      100 * b.failures.value() / total, a.times->expected_failures));
+  }
+  if (b.startup.value() > kJobShare * total) {
+    out.push_back(fmt("start-up is %.0f%% of the job: pre-pull the image on the nodes or use a smaller image",
+                      100 * b.startup.value() / total));
+  }
+}
+
+}  // namespace
+
+int workers_needed(const StepSimInput& in, const StepSimResult& r) {
+  const double per_micro = r.compute.value() / std::max(1, in.grad_accum);
+  const double work = (in.loader.batch_cpu + in.loader.collate_cpu).value();
+  if (per_micro <= 0) return 1;
+  return std::max(1, static_cast<int>(std::ceil(work / per_micro)));
+}
+
+std::vector<std::string> advise(const AdviceInputs& a) {
+  std::vector<std::string> out;
+  memory_advice(a, out);
+  loader_advice(a, out);
+  compute_advice(a, out);
+  comm_advice(a, out);
+  job_advice(a, out);
+  return out;
+}
+
+}  // namespace gp::sim
