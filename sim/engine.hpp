@@ -7,6 +7,7 @@
 //   Process            a C++20 coroutine: `co_await sim.delay(dt)`, `co_await cores.acquire(h)` ...
 //   CapacityResource   N identical servers with a FIFO queue (CPU cores, copy engines)
 //   SharedBandwidth    a link shared max-min fairly by concurrent transfers (PCIe switch, NIC, storage)
+//   Latch, BoundedBuffer   wait for n completions; a prefetch queue with capacity (sim/sync.hpp)
 //   Rng                a reproducible PRNG (sim/random.hpp)
 //
 // Determinism: events at the same time run in the order they were scheduled (FIFO), so a run depends only
@@ -60,6 +61,10 @@ class Simulator {
   EventId schedule_at(SimTime t, F&& cb) {
     assert(t >= now_ && "Simulator::schedule_at: time in the past");
     return queue_.insert(t, std::forward<F>(cb));
+  }
+  template <class F>
+  EventId schedule_at(Seconds t, F&& cb) {
+    return schedule_at(to_sim_time(t), std::forward<F>(cb));
   }
   // Runs cb after dt ns. Precondition: dt >= 0 (dt == 0 runs after the events already due now).
   template <class F>
