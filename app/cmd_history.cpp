@@ -168,8 +168,9 @@ void print_run(const StoredRun& run, const HistoryOptions& opts, std::ostream& o
   if (opts.format == "json") {
     json configs = json::array();
     for (const auto& c : run.configs) {
-      configs.push_back(
-          {{"id", c.config_id}, {"inputs", parsed_or_text(c.inputs_json)}, {"results", parsed_or_text(c.results_json)}});
+      configs.push_back({{"id", c.config_id},
+                         {"inputs", parsed_or_text(c.inputs_json)},
+                         {"results", parsed_or_text(c.results_json)}});
     }
     out << json{{"id", run.id},
                 {"created_at", run.created_at},

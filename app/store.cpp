@@ -79,7 +79,8 @@ class Stmt {
   }
   [[nodiscard]] std::string text(int col) const {
     const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-    return p == nullptr ? std::string() : std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
+    if (p == nullptr) return {};
+    return std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)));
   }
   [[nodiscard]] std::int64_t integer(int col) const { return sqlite3_column_int64(stmt_, col); }
   [[nodiscard]] double real(int col) const {
