@@ -71,9 +71,10 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     return p;
   }
   const double accum = std::max(1, step.grad_accum);
-  double kernels = 0, conv_kernels = 0;
+  double kernels = 0, conv_kernels = 0, fwd_kernels = 0;
   Seconds compute;
-  auto account = [&](const Op& op, double times, Seconds& phase_time) {
+  auto account = [&](const Op& op, double times, Seconds& phase_time, bool python = false) {
+    if (python) fwd_kernels += op.kernels * op.count * times;
     const Seconds t = op_gpu_time(op, dev, c) * (op.count * times);
     phase_time += t;
     kernels += op.kernels * op.count * times;
@@ -83,8 +84,8 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
   };
   for (const Op& op : ops.micro) {
     if (op.phase == Phase::forward) {
-      account(op, accum, p.gpu_forward);
-      if (step.activation_checkpointing && op.recompute) account(op, accum, p.gpu_backward);
+      account(op, accum, p.gpu_forward, true);
+      if (step.activation_checkpointing && op.recompute) account(op, accum, p.gpu_backward, true);
     } else {
       account(op, accum, p.gpu_backward);
     }
@@ -103,7 +104,9 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
   p.gpu_compute = compute;
   p.kernels = kernels;
   p.cpu_issue = step.cuda_graphs ? dev.launch_graph * kernels
-                                 : c.cpu_per_kernel_eager * kernels + c.cpu_per_conv_eager * conv_kernels +
+                                 : c.cpu_per_kernel_eager * fwd_kernels +
+                                       c.cpu_per_bwd_kernel_eager * (kernels - fwd_kernels) +
+                                       c.cpu_per_conv_eager * conv_kernels +
                                        c.cpu_per_step_eager;
   p.total = std::max(p.cpu_issue, p.gpu_busy);
   p.gpu_busy_frac = p.total.value() > 0 ? p.gpu_busy / p.total : 0.0;

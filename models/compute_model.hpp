@@ -7,7 +7,8 @@
 //   memory:    bytes / (B * e_mem) + n_k * t_gpu
 //   simt:      max(FLOPs / (R_fp32 * e_gemm), bytes / (B * e_mem)) + n_k * t_gpu
 // with R, k0 from the GEMM surface (gemm_model.hpp), B the probe's device-copy bandwidth and n_k kernels.
-// CPU issue time (eager): n_k * t_cpu + n_conv * t_conv + t_step; with a CUDA graph: n_k * t_graph (the
+// CPU issue time (eager): n_fwd * t_fwd + n_bwd * t_bwd + n_conv * t_conv + t_step (forward kernels are
+// issued from Python, backward ones by the C++ autograd engine); with a CUDA graph: n_k * t_graph (the
 // launch probe's replay cost per kernel).
 // The CPU issues asynchronously and steps are not synchronised, so in steady state the slower of the two
 // resources sets the pace: step = max(CPU issue, GPU busy).
@@ -30,7 +31,8 @@ struct ComputeConstants {
   double attention_efficiency = 0.45;  // fused attention FLOP rate / large-GEMM rate of its dtype
   double memory_efficiency = 0.7;      // framework memory-bound kernels: achieved / probe copy bandwidth
   Seconds gpu_per_kernel = Seconds::us(3);         // GPU time per kernel beyond its work (gap, ramp, tail)
-  Seconds cpu_per_kernel_eager = Seconds::us(30);  // CPU time to issue one kernel eagerly (Python, autograd, launch)
+  Seconds cpu_per_kernel_eager = Seconds::us(30);  // CPU per forward kernel issued eagerly from Python (module, autocast, launch)
+  Seconds cpu_per_bwd_kernel_eager = Seconds::us(15);  // CPU per backward / optimizer kernel (C++ autograd engine)
   Seconds cpu_per_conv_eager = Seconds::us(20);    // extra CPU time of a cuDNN convolution call (plan lookup)
   Seconds cpu_per_step_eager = Seconds::ms(2);     // per optimizer step: loop, zero_grad, optimizer bookkeeping
   std::string source;                  // how the constants were obtained (method, data)

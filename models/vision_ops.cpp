@@ -117,6 +117,47 @@ class CnnBuilder {
     params_ += 2.0 * ch * squeeze + ch + squeeze;
     tensors_ += 4;
   }
+  // torch.cat of the dense block's feature maps into `total` channels (a full copy each layer); its
+  // backward slices the gradient and accumulates it into each of the `inputs` earlier feature maps.
+  void concat(int total, int inputs) {
+    c_ = total;
+    const double n = size();
+    add_memory(out_.micro, "cat.fwd", Phase::forward, Bytes(2 * a_ * n), 1);
+    add_memory(out_.micro, "cat.grad_sum", Phase::backward, Bytes(3 * a_ * n), 1, inputs);
+  }
+  void avgpool2() {
+    const double in = size();
+    h_ = std::ceil(h_ / 2);
+    w_ = std::ceil(w_ / 2);
+    add_memory(out_.micro, "avgpool2.fwd", Phase::forward, Bytes(a_ * in + a_ * size()), 1);
+    add_memory(out_.micro, "avgpool2.bwd", Phase::backward, Bytes(a_ * in + a_ * size()), 1);
+    saved_ += a_ * size();
+  }
+  // LayerNorm over channels of a channels-last map; under autocast it runs and outputs in fp32.
+  void layer_norm() {
+    const double n = size();
+    add_memory(out_.micro, "ln.fwd", Phase::forward, Bytes((a_ + 4) * n), 1);
+    add_memory(out_.micro, "ln.bwd", Phase::backward, Bytes(4 * 4 * n), 1, 2);
+    saved_ += a_ * n;
+    params_ += 2.0 * c_;
+    tensors_ += 2;
+  }
+  // Linear over the channels of every pixel (cuBLAS, not cuDNN); input arrives fp32 from a LayerNorm.
+  void pointwise_linear(int cout, bool input_fp32) {
+    LinearSpec l{"pw_linear", b_ * h_ * w_, static_cast<double>(c_), static_cast<double>(cout), 1, true,
+                 input_fp32 && is_autocast(step_.precision), true, false};
+    add_linear(out_.micro, l, step_.precision);
+    saved_ += a_ * b_ * h_ * w_ * c_;
+    params_ += static_cast<double>(c_) * cout + cout;
+    tensors_ += 2;
+    c_ = cout;
+  }
+  // Elementwise op on an fp32 residual stream (layer scale, residual add), `reads` inputs of it.
+  void fp32_elementwise(const char* name, double reads) {
+    const double n = size();
+    add_memory(out_.micro, std::string(name) + ".fwd", Phase::forward, Bytes(4 * (reads + 1) * n), 1);
+    add_memory(out_.micro, std::string(name) + ".bwd", Phase::backward, Bytes(4 * (reads + 1) * n), 1);
+  }
   void classifier(int classes) {
     const double n = size();
     add_memory(out_.micro, "avgpool.fwd", Phase::forward, Bytes(a_ * n), 1);
@@ -202,6 +243,49 @@ void inverted_residual(CnnBuilder& nb, int expanded, int out, int k, int stride,
   }
 }
 
+// DenseNet-BC (Huang et al. 2017; torchvision densenet121/169/201): growth 32, bottleneck 4x, compression 0.5.
+void densenet(CnnBuilder& nb, const std::vector<int>& blocks, int init = 64, int growth = 32) {
+  nb.conv(init, 7, 2); nb.bn(); nb.act(Act::relu); nb.maxpool();
+  int channels = init;
+  for (std::size_t bi = 0; bi < blocks.size(); ++bi) {
+    for (int i = 0; i < blocks[bi]; ++i) {
+      nb.concat(channels, i + 1);
+      nb.bn(); nb.act(Act::relu); nb.conv(4 * growth, 1, 1);
+      nb.bn(); nb.act(Act::relu); nb.conv(growth, 3, 1);
+      channels += growth;
+    }
+    nb.concat(channels, blocks[bi] + 1);
+    if (bi + 1 < blocks.size()) {
+      nb.bn(); nb.act(Act::relu); nb.conv(channels / 2, 1, 1); nb.avgpool2();
+      channels /= 2;
+    }
+  }
+  nb.bn(); nb.act(Act::silu);  // final ReLU is not in-place: it keeps its own output
+  nb.classifier(1000);
+}
+
+// ConvNeXt (Liu et al. 2022; torchvision convnext_tiny/small/base): 7x7 depthwise conv, LayerNorm,
+// pointwise Linear 4x with GELU, layer scale and stochastic depth on an fp32 residual stream.
+void convnext(CnnBuilder& nb, const std::vector<int>& depths, const std::vector<int>& dims) {
+  nb.conv(dims[0], 4, 4); nb.layer_norm();
+  for (std::size_t st = 0; st < depths.size(); ++st) {
+    if (st > 0) { nb.layer_norm(); nb.conv(dims[st], 2, 2); }
+    for (int i = 0; i < depths[st]; ++i) {
+      nb.fp32_elementwise("cast_in", 0);
+      nb.conv(dims[st], 7, 1, dims[st]);
+      nb.layer_norm();
+      nb.pointwise_linear(4 * dims[st], true);
+      nb.act(Act::silu);  // GELU: saves its input, like SiLU
+      nb.pointwise_linear(dims[st], false);
+      nb.fp32_elementwise("layer_scale", 1);
+      nb.stochastic_depth();
+      nb.fp32_elementwise("residual", 2);
+    }
+  }
+  nb.layer_norm();
+  nb.classifier(1000);
+}
+
 void mobilenet_v2(CnnBuilder& nb) {
   nb.conv(32, 3, 2); nb.bn(); nb.act(Act::relu6);
   const int cfg[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
@@ -257,6 +341,12 @@ const std::map<std::string, Arch>& architectures() {
       {"resnet101", [](CnnBuilder& b) { resnet(b, {3, 4, 23, 3}, true); }},
       {"resnet152", [](CnnBuilder& b) { resnet(b, {3, 8, 36, 3}, true); }},
       {"mobilenet_v2", [](CnnBuilder& b) { mobilenet_v2(b); }},
+      {"densenet121", [](CnnBuilder& b) { densenet(b, {6, 12, 24, 16}); }},
+      {"densenet169", [](CnnBuilder& b) { densenet(b, {6, 12, 32, 32}); }},
+      {"densenet201", [](CnnBuilder& b) { densenet(b, {6, 12, 48, 32}); }},
+      {"convnext_tiny", [](CnnBuilder& b) { convnext(b, {3, 3, 9, 3}, {96, 192, 384, 768}); }},
+      {"convnext_small", [](CnnBuilder& b) { convnext(b, {3, 3, 27, 3}, {96, 192, 384, 768}); }},
+      {"convnext_base", [](CnnBuilder& b) { convnext(b, {3, 3, 27, 3}, {128, 256, 512, 1024}); }},
       {"mobilenet_v3_large", [](CnnBuilder& b) { mobilenet_v3_large(b); }},
       {"efficientnet_b0", [](CnnBuilder& b) { efficientnet(b, 1.0, 1.0); }},
       {"efficientnet_b1", [](CnnBuilder& b) { efficientnet(b, 1.0, 1.1); }},
