@@ -71,6 +71,21 @@ std::string pad(const std::string& s, int w, bool left) {
   return left ? s + sp : sp + s;
 }
 
+// Wraps text to `width` columns, continuation lines indented by `indent` spaces.
+std::string wrap(const std::string& text, std::size_t width, std::size_t indent) {
+  std::string out, line;
+  std::istringstream words(text);
+  std::string w;
+  while (words >> w) {
+    if (!line.empty() && line.size() + 1 + w.size() > width) {
+      out += line + "\n";
+      line = std::string(indent, ' ');
+    }
+    line += (line.empty() || line.back() == ' ' ? "" : " ") + w;
+  }
+  return out + line + "\n";
+}
+
 std::string render_table(const std::vector<ConfigOutcome>& all, const std::string& name,
                          std::optional<double> deadline, long long run_id) {
   std::ostringstream os;
@@ -97,11 +112,13 @@ std::string render_table(const std::vector<ConfigOutcome>& all, const std::strin
        << ".\n";
   } else {
     const auto& b = all[static_cast<std::size_t>(best)];
-    os << "Cheapest" << (deadline ? " within " + sig3(*deadline) + " h" : "") << ": " << b.job.id << " ("
-       << b.job.cluster.total_gpus() << " x " << b.job.cluster.gpu.id << ", " << cluster_label(b.job) << "): "
-       << sig3(b.result.time_to_train.hours()) << " h, " << money(b.result.cost.value()) << ", bottleneck "
-       << b.result.bottleneck << ".\n";
-    for (const auto& a : b.result.advice) os << "  - " << a << "\n";
+    std::ostringstream line;
+    line << "Cheapest" << (deadline ? " within " + sig3(*deadline) + " h" : "") << ": " << b.job.id << " ("
+         << b.job.cluster.total_gpus() << " x " << b.job.cluster.gpu.id << ", " << cluster_label(b.job) << "): "
+         << sig3(b.result.time_to_train.hours()) << " h, " << money(b.result.cost.value()) << ", bottleneck "
+         << b.result.bottleneck << ".";
+    os << wrap(line.str(), 100, 2);
+    for (const auto& a : b.result.advice) os << wrap("  - " + a, 100, 4);
   }
   if (run_id > 0) os << "Recorded as run " << run_id << " (gpuplan history --show " << run_id << ").\n";
   return os.str();

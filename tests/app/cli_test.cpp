@@ -1,0 +1,125 @@
+// End-to-end through the real binary: exit codes, one line per problem, the documented JSON shape, history.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+};
+
+// Runs gpuplan with `args` (a shell fragment), capturing stdout and stderr together.
+Result gpuplan(const std::string& args) {
+  std::string cmd = std::string(GPUPLAN_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string temp_db(const char* tag) {
+  auto p = fs::temp_directory_path() / (std::string("gpuplan-cli-") + tag + "-" + std::to_string(::getpid()) + ".db");
+  fs::remove(p);
+  return p.string();
+}
+
+}  // namespace
+
+TEST_CASE("app::cli: validate exits 2 with one path-naming line per problem", "[cli]") {
+  auto r = gpuplan("validate tests/data/bad/unknown_fields.json");
+  CHECK(r.code == 2);
+  int lines = 0;
+  for (char c : r.out) lines += c == '\n';
+  CHECK(lines == 3);
+  CHECK(r.out.find("unknown_fields.json:/workload/micro_bacth: unknown field (did you mean \"micro_batch\"?)") !=
+        std::string::npos);
+}
+
+TEST_CASE("app::cli: validate accepts the example scenarios", "[cli]") {
+  auto r = gpuplan("validate scenarios/quickstart-gpt-350m.json");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("ok, 4 configurations") != std::string::npos);
+}
+
+TEST_CASE("app::cli: a missing file and a bad catalog override are bad input, not crashes", "[cli]") {
+  CHECK(gpuplan("validate does-not-exist.json").code == 2);
+  auto r = gpuplan("--catalog tests/data/bad/syntax_error.json catalog list gpus");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("syntax_error.json:5:15:") != std::string::npos);
+  CHECK(gpuplan("run").code == 2);  // missing FILE: CLI11's usage error maps to 2
+}
+
+TEST_CASE("app::cli: run --format json has the documented shape and the run is in history", "[cli]") {
+  const auto db = temp_db("run");
+  auto r = gpuplan("run scenarios/quickstart-gpt-350m.json --format json --db " + db);
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["configs"].size() == 4);
+  for (const auto& c : j["configs"]) {
+    for (const char* k : {"id", "gpus", "nodes", "instance", "step_time_s", "throughput_samples_per_s",
+                          "time_to_train_h", "cost_usd", "cost_per_1k_steps_usd", "gpu_busy_frac", "mfu",
+                          "memory_gib_per_gpu", "fits", "bottleneck", "breakdown_s"}) {
+      INFO(k);
+      CHECK(c.contains(k));
+    }
+    double sum = 0;
+    for (const char* k : {"compute", "dataloader_stall", "comm_exposed", "checkpoint", "startup", "failures"}) {
+      INFO(k);
+      REQUIRE(c["breakdown_s"].contains(k));
+      sum += c["breakdown_s"][k].get<double>();
+    }
+    // Conservation: the breakdown adds up to the time to train.
+    CHECK(sum == Approx(c["time_to_train_h"].get<double>() * 3600).epsilon(1e-6));
+  }
+  REQUIRE(j["run_id"].is_number());
+  auto h = gpuplan("history --format json --db " + db);
+  REQUIRE(h.code == 0);
+  auto hist = nlohmann::json::parse(h.out);
+  CHECK_FALSE(hist.empty());
+  CHECK(h.out.find("quickstart-gpt-350m.json") != std::string::npos);
+  fs::remove(db);
+  fs::remove(db + "-wal");
+  fs::remove(db + "-shm");
+}
+
+TEST_CASE("app::cli: every output format renders, the table fits 100 columns", "[cli]") {
+  for (const char* f : {"table", "md", "csv"}) {
+    auto r = gpuplan(std::string("run scenarios/quickstart-gpt-350m.json --no-db --format ") + f);
+    INFO(f << "\n" << r.out);
+    CHECK(r.code == 0);
+    if (std::string(f) == "table") {
+      std::size_t start = 0, widest = 0;
+      while (start < r.out.size()) {
+        auto end = r.out.find('\n', start);
+        if (end == std::string::npos) end = r.out.size();
+        widest = std::max(widest, end - start);
+        start = end + 1;
+      }
+      CHECK(widest <= 100);
+    }
+  }
+}
+
+TEST_CASE("app::cli: catalog list prints every kind", "[cli]") {
+  for (const char* k : {"gpus", "instances", "storage", "interconnects", "images", "models"}) {
+    auto r = gpuplan(std::string("catalog list ") + k);
+    INFO(k << "\n" << r.out);
+    CHECK(r.code == 0);
+    CHECK(r.out.size() > 100);
+  }
+  CHECK(gpuplan("catalog list gpu").code == 2);
+}
