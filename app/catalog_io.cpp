@@ -113,6 +113,7 @@ std::optional<InterconnectSpec> read_interconnect(ObjectReader& r) {
   c.ports_per_node = static_cast<int>(r.integer("ports_per_node", false, 1, 1024).value_or(1));
   c.hop_latency = Seconds::us(r.number("hop_latency_us", true, 0, 1e6).value_or(0));
   c.efficiency = r.number("efficiency", true, 0.01, 1.0).value_or(1.0);
+  c.nvls_efficiency = r.number("nvls_efficiency", false, 0.0, 1.0).value_or(0.0);
   c.prov = read_prov(r);
   return c;
 }

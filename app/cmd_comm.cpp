@@ -1,0 +1,331 @@
+// `gpuplan comm`: what nccl-tests would print for a modelled cluster (size, count, type, time, algbw, busbw per
+// message size, doubling from --min-bytes to --max-bytes), from the closed-form model in models/collective.
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "app/catalog_io.hpp"
+#include "app/cli.hpp"
+#include "models/collective.hpp"
+
+namespace gp::app {
+
+namespace {
+
+using collective::Algorithm;
+using collective::Op;
+using collective::Topology;
+
+struct CommOptions {
+  std::string instance;
+  std::string gpu;
+  int gpus_per_node = 0;
+  std::string network;
+  std::string intra_node;
+  int nodes = 1;
+  double oversubscription = 1.0;
+  std::string op = "allreduce";
+  std::string min_bytes = "8";
+  std::string max_bytes = "4G";
+  std::string algo = "auto";
+  std::string format = "table";
+};
+
+// The cluster as resolved from the catalog, with the words that describe it.
+struct Cluster {
+  Topology topo;
+  std::string label;      // e.g. "4 x aws-p5en.48xlarge"
+  std::string gpu;
+  std::string intra_id;
+  std::string network_id;
+};
+
+void fail(CliContext& ctx, const std::string& msg) {
+  std::cerr << "gpuplan comm: " << msg << "\n";
+  ctx.exit_code = kExitBadInput;
+}
+
+// nccl-tests' -b/-e sizes: an integer with an optional K, M, G or T suffix (binary multiples, case-insensitive).
+std::optional<std::uint64_t> parse_size(const std::string& s) {
+  std::size_t i = 0;
+  std::uint64_t v = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+    if (v > (UINT64_MAX - 9) / 10) return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(s[i++] - '0');
+  }
+  if (i == 0) return std::nullopt;
+  int shift = 0;
+  if (i < s.size()) {
+    const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(s[i++])));
+    shift = c == 'K' ? 10 : c == 'M' ? 20 : c == 'G' ? 30 : c == 'T' ? 40 : -1;
+    if (shift < 0 || i != s.size()) return std::nullopt;
+  }
+  if (shift > 0 && v > (UINT64_MAX >> shift)) return std::nullopt;
+  return v << shift;
+}
+
+ByteRate node_line_rate(const InterconnectSpec& net) { return net.bw_per_gpu * net.ports_per_node; }
+
+const InterconnectSpec* find_link(const Catalog& cat, const std::string& id, bool intra, CliContext& ctx) {
+  const InterconnectSpec* s = Catalog::find(cat.interconnects, id);
+  if (!s) fail(ctx, "unknown interconnect \"" + id + "\" (see `gpuplan catalog list interconnects`)");
+  else if (s->intra_node != intra)
+    fail(ctx, "interconnect \"" + id + "\" is " + (s->intra_node ? "intra-node" : "inter-node") + ", expected " +
+                  (intra ? "an intra-node one" : "an inter-node one"));
+  else return s;
+  return nullptr;
+}
+
+std::optional<Cluster> from_instance(const Catalog& cat, const CommOptions& o, CliContext& ctx) {
+  const InstanceSpec* inst = Catalog::find(cat.instances, o.instance);
+  if (!inst) {
+    fail(ctx, "unknown instance \"" + o.instance + "\" (see `gpuplan catalog list instances`)");
+    return std::nullopt;
+  }
+  Cluster c;
+  c.topo.gpus_per_node = inst->gpus;
+  c.gpu = inst->gpu;
+  c.intra_id = o.intra_node.empty() ? inst->intra_node : o.intra_node;
+  c.network_id = o.network.empty() ? inst->network : o.network;
+  c.label = std::to_string(o.nodes) + " x " + inst->id;
+  if (inst->gpus > 1 || !o.intra_node.empty()) {
+    const InterconnectSpec* intra = find_link(cat, c.intra_id, true, ctx);
+    if (!intra) return std::nullopt;
+    c.topo.intra = *intra;
+  }
+  if (o.nodes > 1) {
+    if (c.network_id.empty()) {
+      fail(ctx, "instance \"" + inst->id + "\" has no inter-node network; give --network ID");
+      return std::nullopt;
+    }
+    const InterconnectSpec* net = find_link(cat, c.network_id, false, ctx);
+    if (!net) return std::nullopt;
+    c.topo.inter = *net;
+    const bool own_network = o.network.empty() && inst->network_bw.value() > 0;
+    c.topo.node_network_bw = own_network ? inst->network_bw : node_line_rate(*net);
+  }
+  return c;
+}
+
+// The intra-node link of the first instance with this GPU and GPU count, when --intra-node is not given.
+std::string default_intra(const Catalog& cat, const std::string& gpu, int gpus) {
+  for (const auto& [id, inst] : cat.instances) {
+    if (inst.gpu == gpu && inst.gpus == gpus && !inst.intra_node.empty()) return inst.intra_node;
+  }
+  return "";
+}
+
+std::optional<Cluster> from_gpu(const Catalog& cat, const CommOptions& o, CliContext& ctx) {
+  if (!Catalog::find(cat.gpus, o.gpu)) {
+    fail(ctx, "unknown gpu \"" + o.gpu + "\" (see `gpuplan catalog list gpus`)");
+    return std::nullopt;
+  }
+  if (o.gpus_per_node < 1) {
+    fail(ctx, "--gpu needs --gpus-per-node N (N >= 1)");
+    return std::nullopt;
+  }
+  Cluster c;
+  c.topo.gpus_per_node = o.gpus_per_node;
+  c.gpu = o.gpu;
+  c.label = std::to_string(o.nodes) + " x " + std::to_string(o.gpus_per_node) + " " + o.gpu;
+  c.intra_id = o.intra_node.empty() ? default_intra(cat, o.gpu, o.gpus_per_node) : o.intra_node;
+  if (o.gpus_per_node > 1) {
+    if (c.intra_id.empty()) {
+      fail(ctx, "no instance has " + std::to_string(o.gpus_per_node) + " x " + o.gpu + "; give --intra-node ID");
+      return std::nullopt;
+    }
+    const InterconnectSpec* intra = find_link(cat, c.intra_id, true, ctx);
+    if (!intra) return std::nullopt;
+    c.topo.intra = *intra;
+  }
+  if (o.nodes > 1) {
+    if (o.network.empty()) {
+      fail(ctx, "more than one node needs --network ID");
+      return std::nullopt;
+    }
+    const InterconnectSpec* net = find_link(cat, o.network, false, ctx);
+    if (!net) return std::nullopt;
+    c.network_id = o.network;
+    c.topo.inter = *net;
+    c.topo.node_network_bw = node_line_rate(*net);
+  }
+  return c;
+}
+
+std::optional<Cluster> resolve_cluster(const Catalog& cat, const CommOptions& o, CliContext& ctx) {
+  if (o.instance.empty() == o.gpu.empty()) {
+    fail(ctx, "give either --instance ID or --gpu ID --gpus-per-node N");
+    return std::nullopt;
+  }
+  if (o.nodes < 1) {
+    fail(ctx, "--nodes must be at least 1, got " + std::to_string(o.nodes));
+    return std::nullopt;
+  }
+  auto c = o.instance.empty() ? from_gpu(cat, o, ctx) : from_instance(cat, o, ctx);
+  if (!c) return std::nullopt;
+  c->topo.nodes = o.nodes;
+  c->topo.oversubscription = o.oversubscription;
+  if (auto problem = collective::check(c->topo)) {
+    fail(ctx, *problem);
+    return std::nullopt;
+  }
+  return c;
+}
+
+// What nccl-tests prints as `count`: elements of float per rank buffer (all-gather: per-rank send count;
+// reduce-scatter: per-rank receive count; all-to-all: per-peer count).
+std::uint64_t element_count(Op op, std::uint64_t bytes, int ranks) {
+  const std::uint64_t elements = bytes / 4;
+  const bool per_rank = op == Op::all_gather || op == Op::reduce_scatter || op == Op::all_to_all;
+  return per_rank ? elements / static_cast<std::uint64_t>(ranks) : elements;
+}
+
+nlohmann::ordered_json cluster_json(const Cluster& c) {
+  const Topology& t = c.topo;
+  nlohmann::ordered_json j = {{"description", c.label},
+                              {"gpu", c.gpu},
+                              {"nodes", t.nodes},
+                              {"gpus_per_node", t.gpus_per_node},
+                              {"ranks", t.ranks()},
+                              {"intra_node", c.intra_id},
+                              {"intra_node_bw_gbps", t.intra.bw_per_gpu.gbps()},
+                              {"intra_node_efficiency", t.intra.efficiency}};
+  if (t.nodes > 1) {
+    j["network"] = c.network_id;
+    j["node_network_gbit"] = t.node_network_bw.gbit();
+    j["network_efficiency"] = t.inter.efficiency;
+    j["oversubscription"] = t.oversubscription;
+  }
+  return j;
+}
+
+struct Sweep {
+  Op op;
+  std::optional<Algorithm> algo;
+  std::uint64_t min_bytes;
+  std::uint64_t max_bytes;
+};
+
+void print_table(const Cluster& c, const Sweep& s, const std::string& algo_name) {
+  const Topology& t = c.topo;
+  std::printf("# gpuplan comm: %s, %d GPUs (%d per node), %s%s%s, algo %s\n", collective::to_string(s.op),
+              t.ranks(), t.gpus_per_node, c.label.c_str(), c.intra_id.empty() ? "" : (", " + c.intra_id).c_str(),
+              t.nodes > 1 ? (", " + c.network_id).c_str() : "", algo_name.c_str());
+  std::printf("#%15s %13s %7s %13s %10s %8s %8s\n", "size", "count", "type", "algo", "time", "algbw", "busbw");
+  std::printf("#%15s %13s %7s %13s %10s %8s %8s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)");
+  for (std::uint64_t b = s.min_bytes; b <= s.max_bytes; b *= 2) {
+    const auto r = collective::estimate(s.op, Bytes(static_cast<double>(b)), t, s.algo);
+    std::printf("%16llu %13llu %7s %13s %10.2f %8.2f %8.2f\n", static_cast<unsigned long long>(b),
+                static_cast<unsigned long long>(element_count(s.op, b, t.ranks())), "float",
+                collective::to_string(r.algorithm), r.time.us(), r.algbw.gbps(), r.busbw.gbps());
+    if (b > s.max_bytes / 2) break;
+  }
+}
+
+void print_json(const Cluster& c, const Sweep& s, const std::string& algo_name) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (std::uint64_t b = s.min_bytes; b <= s.max_bytes; b *= 2) {
+    const auto r = collective::estimate(s.op, Bytes(static_cast<double>(b)), c.topo, s.algo);
+    rows.push_back({{"bytes", b},
+                    {"count", element_count(s.op, b, c.topo.ranks())},
+                    {"type", "float"},
+                    {"algorithm", collective::to_string(r.algorithm)},
+                    {"time_us", r.time.us()},
+                    {"algbw_gbps", r.algbw.gbps()},
+                    {"busbw_gbps", r.busbw.gbps()}});
+    if (b > s.max_bytes / 2) break;
+  }
+  nlohmann::ordered_json out = {{"op", collective::to_string(s.op)},
+                                {"algorithm", algo_name},
+                                {"cluster", cluster_json(c)},
+                                {"rows", rows}};
+  std::cout << out.dump(2) << "\n";
+}
+
+std::optional<Sweep> parse_sweep(const CommOptions& o, CliContext& ctx) {
+  Sweep s{};
+  auto op = collective::parse_op(o.op);
+  if (!op) {
+    fail(ctx, "unknown --op \"" + o.op + "\"; expected allreduce, allgather, reducescatter, alltoall or broadcast");
+    return std::nullopt;
+  }
+  s.op = *op;
+  if (o.algo != "auto") {
+    s.algo = collective::parse_algorithm(o.algo);
+    if (!s.algo) {
+      fail(ctx, "unknown --algo \"" + o.algo + "\"; expected ring, tree, hierarchical, nvls, direct or auto");
+      return std::nullopt;
+    }
+  }
+  auto lo = parse_size(o.min_bytes);
+  auto hi = parse_size(o.max_bytes);
+  if (!lo || *lo == 0) {
+    fail(ctx, "--min-bytes must be a positive size like 8, 64K, 1M or 4G, got \"" + o.min_bytes + "\"");
+    return std::nullopt;
+  }
+  if (!hi) {
+    fail(ctx, "--max-bytes must be a size like 8, 64K, 1M or 4G, got \"" + o.max_bytes + "\"");
+    return std::nullopt;
+  }
+  if (*hi < *lo) {
+    fail(ctx, "--max-bytes (" + o.max_bytes + ") is below --min-bytes (" + o.min_bytes + ")");
+    return std::nullopt;
+  }
+  s.min_bytes = *lo;
+  s.max_bytes = *hi;
+  return s;
+}
+
+void run_comm(const CommOptions& o, CliContext& ctx) {
+  if (o.format != "table" && o.format != "json") {
+    fail(ctx, "unknown --format \"" + o.format + "\"; expected table or json");
+    return;
+  }
+  if (o.oversubscription < 1) {
+    fail(ctx, "--oversubscription must be at least 1 (1 = non-blocking fabric)");
+    return;
+  }
+  auto sweep = parse_sweep(o, ctx);
+  if (!sweep) return;
+  auto cat = load_catalogs_or_report(ctx);
+  if (!cat) {
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  auto cluster = resolve_cluster(*cat, o, ctx);
+  if (!cluster) return;
+  if (o.format == "json") print_json(*cluster, *sweep, o.algo);
+  else print_table(*cluster, *sweep, o.algo);
+  ctx.exit_code = kExitOk;
+}
+
+}  // namespace
+
+void add_comm_command(CLI::App& root, CliContext& ctx) {
+  auto opts = std::make_shared<CommOptions>();
+  auto* cmd = root.add_subcommand("comm", "Model NCCL collectives on a cluster and print what nccl-tests would");
+  cmd->add_option("--instance", opts->instance, "Instance type id (its GPUs, NVLink and network)")->type_name("ID");
+  cmd->add_option("--gpu", opts->gpu, "GPU id, instead of --instance (with --gpus-per-node)")->type_name("ID");
+  cmd->add_option("--gpus-per-node", opts->gpus_per_node, "GPUs per node with --gpu")->type_name("N");
+  cmd->add_option("--network", opts->network, "Inter-node interconnect id (default: the instance's)")
+      ->type_name("ID");
+  cmd->add_option("--intra-node", opts->intra_node, "Intra-node interconnect id (default: the instance's)")
+      ->type_name("ID");
+  cmd->add_option("--nodes", opts->nodes, "Number of nodes (default 1)")->type_name("N");
+  cmd->add_option("--oversubscription", opts->oversubscription,
+                  "Network fabric over-subscription factor, >= 1 (default 1: non-blocking)")
+      ->type_name("X");
+  cmd->add_option("--op", opts->op, "allreduce|allgather|reducescatter|alltoall|broadcast (default allreduce)")
+      ->type_name("OP");
+  cmd->add_option("--min-bytes", opts->min_bytes, "Smallest message, e.g. 8, 64K, 1M (default 8)")->type_name("B");
+  cmd->add_option("--max-bytes", opts->max_bytes, "Largest message, e.g. 1G, 4G (default 4G)")->type_name("B");
+  cmd->add_option("--algo", opts->algo, "ring|tree|hierarchical|nvls|direct|auto (default auto)")->type_name("ALGO");
+  cmd->add_option("--format", opts->format, "table|json (default table)")->type_name("FMT");
+  cmd->callback([opts, &ctx] { run_comm(*opts, ctx); });
+}
+
+}  // namespace gp::app
