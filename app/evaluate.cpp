@@ -1,50 +1,162 @@
 #include "app/evaluate.hpp"
 
+#include <algorithm>
+#include <fstream>
+#include <memory>
+
+#include "app/profile_cache.hpp"
+#include "models/memory_model.hpp"
 #include "models/pricing.hpp"
+#include "models/step_ops.hpp"
+#include "sim/advice.hpp"
+#include "sim/job_inputs.hpp"
+#include "sim/job_sim.hpp"
+#include "sim/step_sim.hpp"
+#include "sim/trace.hpp"
 
 namespace gp::app {
 
 namespace {
 
-// Analytical placeholder until the compute model and the simulator are wired in: the ideal step at the
-// datasheet peak (6 x params x tokens for a transformer, 3 x forward FLOPs otherwise).
-JobResult estimate(const JobConfig& job) {
-  JobResult r;
-  const auto& m = job.step.model;
-  double fwd = m.fwd_flops_per_sample;
-  if (m.family == ModelFamily::gpt) {
-    double d = m.dims.d_model, L = m.dims.layers;
-    double params = 12 * L * d * d + m.dims.vocab * d;
-    fwd = 2 * params * m.dims.seq;
+const char* compute_bottleneck(const StepPrediction& p) {
+  switch (p.bottleneck) {
+    case Bottleneck::gpu_compute: return "gpu-compute";
+    case Bottleneck::gpu_memory: return "gpu-memory";
+    case Bottleneck::launch_bound: return "launch-overhead";
   }
-  const double samples = static_cast<double>(job.step.micro_batch) * job.step.grad_accum;
-  Dtype dt = job.step.precision == Precision::fp32 ? Dtype::fp32
-             : job.step.precision == Precision::tf32 ? Dtype::tf32 : Dtype::bf16;
-  double peak = job.cluster.gpu.peak_dense.count(dt) ? job.cluster.gpu.peak_dense.at(dt).value() : 1e12;
-  r.step_time = Seconds(3 * fwd * samples / peak);
+  return "gpu-compute";
+}
+
+std::string bottleneck_of(const StepPrediction& p, const sim::StepSimResult& r, bool fits) {
+  if (!fits) return "memory";
+  const double c = r.compute.value(), d = r.dataloader_stall.value(), k = r.comm_exposed.value();
+  if (d >= c && d >= k) return "dataloader";
+  if (k >= c && k >= d) return r.straggler.value() > 0.5 * k ? "stragglers" : "communication";
+  return compute_bottleneck(p);
+}
+
+JobResult not_predicted(const JobConfig& job, const std::string& why) {
+  JobResult r;
   r.steps = job.length.total_steps(job.global_batch());
-  r.throughput_samples_per_s = job.global_batch() / r.step_time.value();
-  r.breakdown.compute = r.step_time * static_cast<double>(r.steps);
-  r.time_to_train = r.breakdown.total();
-  r.gpu_busy_frac = 1.0;
-  r.mfu = 1.0;
-  r.bottleneck = "placeholder";
+  r.bottleneck = "not-predicted";
+  r.advice.push_back("not predicted: " + why);
+  r.price_per_hour = cluster_price_per_hour(job);
+  return r;
+}
+
+double peak_flops(const JobConfig& job) {
+  const auto& pk = job.cluster.gpu.peak_dense;
+  auto it = pk.find(gemm_dtype(job.step.precision));
+  return it == pk.end() ? 0.0 : it->second.value();
+}
+
+JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptions& opts, std::string* trace,
+                  std::vector<std::string>& notes, ConfigDetail* detail = nullptr) {
+  std::string err;
+  const DeviceBundle* dev = cache.get(job.cluster.gpu, err);
+  if (!dev) return not_predicted(job, err);
+  notes.insert(notes.end(), dev->notes.begin(), dev->notes.end());
+  const StepPrediction pred = predict_step(job.step, dev->device, dev->constants.compute);
+  if (!pred.not_expressible.empty()) return not_predicted(job, pred.not_expressible);
+  const MemoryPrediction mem = predict_memory(job.step, job.parallel, dev->profile, dev->constants.memory);
+
+  const sim::SimConstants& k = cache.sim_constants();
+  sim::StepSimInput in = sim::make_step_input(job, pred, dev->profile, k, notes);
+  sim::StepSimOptions so;
+  so.steps = opts.sim_steps;
+  so.seed = job.seed;
+  if (trace) {
+    so.trace_steps = opts.trace_steps;
+    so.trace_max_ranks = opts.trace_max_ranks;
+  }
+  sim::StepSimResult st = sim::simulate_steps(in, so);
+  if (trace) *trace = sim::chrome_trace_json(st.trace);
+
+  const sim::JobEvents ev = sim::make_job_events(job, dev->profile, k, st.step_time);
+  JobResult r;
+  r.steps = job.length.total_steps(job.global_batch());
+  const sim::JobTimes jt =
+      sim::job_times(r.steps, {st.step_time, st.compute, st.dataloader_stall, st.comm_exposed}, ev);
+  r.step_time = st.step_time;
+  r.throughput_samples_per_s = static_cast<double>(job.global_batch()) / st.step_time.value();
+  r.breakdown = jt.breakdown;
+  r.time_to_train = jt.breakdown.total();
+  r.gpu_busy_frac = std::min(1.0, st.gpu_busy / st.step_time);
+  const double peak = peak_flops(job);
+  const double flops_per_gpu = pred.flops.value() / (job.parallel.tp * job.parallel.pp);
+  r.mfu = peak > 0 ? flops_per_gpu / (st.step_time.value() * peak) : 0.0;
+  r.memory_per_gpu = mem.peak_allocated;
+  r.memory_capacity = mem.capacity;
+  r.fits = mem.fits;
+  r.bottleneck = bottleneck_of(pred, st, mem.fits);
   r.price_per_hour = cluster_price_per_hour(job);
   r.cost = r.price_per_hour * r.time_to_train.hours();
-  r.cost_per_1k_steps = r.price_per_hour * (r.step_time.hours() * 1000);
-  r.memory_capacity = job.cluster.gpu.hbm;
+  r.cost_per_1k_steps = r.price_per_hour * (r.step_time.hours() * 1000.0);
+  sim::AdviceInputs ai{&job, &pred, &mem, &in, &st, &jt};
+  r.advice = sim::advise(ai);
+  if (detail) {
+    st.trace.clear();
+    detail->input = in;
+    detail->step = std::move(st);
+  }
   return r;
+}
+
+void write_trace(const std::string& path, const std::string& text, std::vector<std::string>& notes) {
+  std::ofstream out(path, std::ios::binary);
+  if (out) out << text;
+  if (!out) notes.push_back(path + ": cannot write the trace");
 }
 
 }  // namespace
 
-std::vector<ConfigOutcome> evaluate(const Scenario& sc, const Catalog& /*cat*/, const EvaluateOptions& opts) {
-  const Progress& progress = opts.progress;
+Evaluator::Evaluator(const Catalog& cat, EvaluateOptions opts)
+    : opts_(std::move(opts)),
+      cache_(std::make_unique<ProfileCache>(opts_.profiles_dir.empty() ? default_profiles_dir() : opts_.profiles_dir,
+                                            cat)) {
+  notes_ = cache_->sim_notes();
+}
+
+Evaluator::~Evaluator() = default;
+
+JobResult Evaluator::run(const JobConfig& job, std::string* trace, ConfigDetail* detail) {
+  return run_one(job, *cache_, opts_, trace, notes_, detail);
+}
+
+std::vector<std::string> Evaluator::notes() const {
+  std::vector<std::string> n = notes_;
+  std::sort(n.begin(), n.end());
+  n.erase(std::unique(n.begin(), n.end()), n.end());
+  return n;
+}
+
+JobResult evaluate_config(const JobConfig& job, const Catalog& cat, const EvaluateOptions& opts, std::string* trace,
+                          ConfigDetail* detail) {
+  Evaluator ev(cat, opts);
+  JobResult r = ev.run(job, trace, detail);
+  if (opts.warnings) {
+    const auto n = ev.notes();
+    opts.warnings->insert(opts.warnings->end(), n.begin(), n.end());
+  }
+  return r;
+}
+
+std::vector<ConfigOutcome> evaluate(const Scenario& sc, const Catalog& cat, const EvaluateOptions& opts) {
+  Evaluator ev(cat, opts);
+  std::vector<std::string> io_notes;
   std::vector<ConfigOutcome> out;
   out.reserve(sc.configs.size());
   for (std::size_t i = 0; i < sc.configs.size(); ++i) {
-    out.push_back({sc.configs[i], estimate(sc.configs[i])});
-    if (progress) progress(i + 1, sc.configs.size());
+    std::string trace;
+    const bool want_trace = i == 0 && !opts.trace_path.empty();
+    out.push_back({sc.configs[i], ev.run(sc.configs[i], want_trace ? &trace : nullptr)});
+    if (want_trace) write_trace(opts.trace_path, trace, io_notes);
+    if (opts.progress) opts.progress(i + 1, sc.configs.size());
+  }
+  if (opts.warnings) {
+    const auto n = ev.notes();
+    opts.warnings->insert(opts.warnings->end(), n.begin(), n.end());
+    opts.warnings->insert(opts.warnings->end(), io_notes.begin(), io_notes.end());
   }
   return out;
 }

@@ -1,0 +1,161 @@
+#include "app/profile_cache.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "calibrate/profile_io.hpp"
+
+namespace gp::app {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kBaseGpu = "h200-sxm";
+
+double ratio(double target, double base) { return base > 0 && target > 0 ? target / base : 1.0; }
+
+sim::SimConstants read_sim_constants(const std::string& path, std::vector<std::string>& notes) {
+  sim::SimConstants k;
+  std::ifstream in(path);
+  if (!in) {
+    notes.push_back(path + ": missing; no per-step noise, NUMA penalty or image pull rates");
+    return k;
+  }
+  try {
+    const auto doc = nlohmann::json::parse(in, nullptr, true, true);
+    auto num = [&](const char* key) {
+      const auto it = doc.find(key);
+      if (it == doc.end() || !it->is_object() || !it->contains("value") || !(*it)["value"].is_number()) {
+        notes.push_back(path + ":/" + key + "/value: expected a number");
+        return 0.0;
+      }
+      return (*it)["value"].get<double>();
+    };
+    k.compute_step_cv = num("compute_step_cv");
+    k.numa_remote_penalty = num("numa_remote_penalty");
+    k.image_pull_rate = ByteRate(num("image_pull_MBps") * 1e6);
+    k.image_unpack_rate = ByteRate(num("image_unpack_MBps") * 1e6);
+    k.source = path;
+  } catch (const std::exception& e) {
+    notes.push_back(path + ": " + e.what());
+  }
+  return k;
+}
+
+std::optional<GpuProfile> load_if(const std::string& path, std::vector<std::string>& errors) {
+  if (!fs::exists(path)) return std::nullopt;
+  return calibrate::load_profile(path, errors);
+}
+
+}  // namespace
+
+std::string default_profiles_dir() {
+  if (fs::is_directory("calibrate/profiles")) return "calibrate/profiles";
+  return std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles";
+}
+
+GpuProfile derive_profile(const GpuProfile& base, const GpuSpec& base_gpu, const GpuSpec& target) {
+  GpuProfile p = base;
+  p.derived = true;
+  p.derived_from = base.gpu_id.empty() ? base_gpu.id : base.gpu_id;
+  p.gpu_id = target.id;
+  p.device_name = target.name;
+  p.sm_count = target.sm_count;
+  p.memory_total = target.hbm;
+  p.gemm.clear();
+  for (const GemmSample& s : base.gemm) {
+    auto bt = base_gpu.peak_dense.find(s.dtype);
+    auto tt = target.peak_dense.find(s.dtype);
+    if (bt == base_gpu.peak_dense.end() || tt == target.peak_dense.end()) continue;  // unsupported dtype
+    GemmSample d = s;
+    d.rate = s.rate * ratio(tt->second.value(), bt->second.value());
+    p.gemm.push_back(d);
+  }
+  const double mem = ratio(target.hbm_bw.value(), base_gpu.hbm_bw.value());
+  p.hbm_copy_bw = base.hbm_copy_bw * mem;
+  p.hbm_read_bw = base.hbm_read_bw * mem;
+  p.hbm_write_bw = base.hbm_write_bw * mem;
+  p.l2_bw = base.l2_bw * mem;
+  const double pcie = ratio(target.pcie_bw.value(), base_gpu.pcie_bw.value());
+  p.h2d_pinned = base.h2d_pinned * pcie;
+  p.d2h_pinned = base.d2h_pinned * pcie;
+  p.h2d_pageable = base.h2d_pageable * pcie;
+  p.d2h_pageable = base.d2h_pageable * pcie;
+  return p;
+}
+
+ProfileCache::ProfileCache(std::string dir, const Catalog& cat) : dir_(std::move(dir)), cat_(cat) {
+  sim_ = read_sim_constants(dir_ + "/sim-constants.json", sim_notes_);
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir_, ec)) {
+    if (e.is_regular_file() && e.path().extension() == ".json") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::map<std::string, std::string> profile_by_name;  // file name -> gpu_id
+  for (const std::string& f : files) {
+    const std::string name = fs::path(f).filename().string();
+    if (name.rfind("fit-", 0) == 0 || name == "sim-constants.json") continue;
+    std::vector<std::string> errors;
+    auto p = calibrate::load_profile(f, errors);
+    if (!p || p->gpu_id.empty() || p->derived) continue;
+    profile_files_.emplace(p->gpu_id, f);
+    profile_by_name[name] = p->gpu_id;
+  }
+  for (const std::string& f : files) {
+    if (fs::path(f).filename().string().rfind("fit-", 0) != 0) continue;
+    std::vector<std::string> errors;
+    auto c = calibrate::load_constants(f, errors);
+    if (!c) continue;
+    auto it = profile_by_name.find(fs::path(c->profile).filename().string());
+    if (it != profile_by_name.end()) fit_files_.emplace(it->second, f);
+  }
+}
+
+const DeviceBundle* ProfileCache::get(const GpuSpec& gpu, std::string& error) {
+  if (auto it = cache_.find(gpu.id); it != cache_.end()) return it->second.get();
+  auto b = std::make_unique<DeviceBundle>();
+  std::vector<std::string> errors;
+  std::optional<GpuProfile> prof;
+  if (auto it = profile_files_.find(gpu.id); it != profile_files_.end()) prof = calibrate::load_profile(it->second, errors);
+  if (!prof) {
+    std::string base_path;
+    std::optional<GpuProfile> base;
+    if (auto it = profile_files_.find(kBaseGpu); it != profile_files_.end()) {
+      base_path = it->second;
+      base = calibrate::load_profile(base_path, errors);
+    }
+    if (!base) {
+      base_path = std::string(GPUPLAN_SOURCE_DIR) + "/tests/data/h200-provisional-profile.json";
+      base = load_if(base_path, errors);
+    }
+    const GpuSpec* base_gpu = Catalog::find(cat_.gpus, kBaseGpu);
+    if (!base || !base_gpu) {
+      error = "no GPU profile for \"" + gpu.id + "\" and no H200 profile to derive one from" +
+              (errors.empty() ? std::string() : ": " + errors.front());
+      return nullptr;
+    }
+    prof = gpu.id == kBaseGpu ? *base : derive_profile(*base, *base_gpu, gpu);
+    b->notes.push_back("GPU profile of " + gpu.id + ": " +
+                       (gpu.id == kBaseGpu ? std::string("read from ") : "derived by datasheet ratios from ") + base_path);
+  }
+  b->profile = *prof;
+  b->device = make_device_model(b->profile);
+  std::optional<calibrate::FitConstants> fit;
+  for (const std::string& id : {gpu.id, std::string(kBaseGpu)}) {
+    auto it = fit_files_.find(id);
+    if (it != fit_files_.end() && (fit = calibrate::load_constants(it->second, errors))) break;
+  }
+  if (fit) {
+    b->constants = *fit;
+  } else {
+    b->notes.push_back("no fitted constants in " + dir_ + ": compute-model defaults used");
+  }
+  return (cache_[gpu.id] = std::move(b)).get();
+}
+
+}  // namespace gp::app

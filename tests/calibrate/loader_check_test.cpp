@@ -1,0 +1,60 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+
+#include "calibrate/check.hpp"
+#include "calibrate/fit.hpp"
+#include "calibrate/loader_check.hpp"
+#include "calibrate/profile_io.hpp"
+#include "calibrate/reference_runs.hpp"
+
+namespace {
+const std::string kRuns = std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/measured/h200-2026-12.jsonl";
+const std::string kProfile = std::string(GPUPLAN_TEST_DATA) + "/h200-provisional-profile.json";
+}  // namespace
+
+TEST_CASE("calibrate::loader_check: CPU JPEG pipeline records through the data-loader simulation") {
+  std::vector<std::string> errors;
+  auto runs = gp::calibrate::load_runs(kRuns, errors);
+  auto profile = gp::calibrate::load_profile(kProfile, errors);
+  REQUIRE(profile);
+  REQUIRE_FALSE(runs.empty());
+  gp::calibrate::FitConstants constants;
+  const std::string fit = std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles/fit-h200-sxm.json";
+  if (std::filesystem::exists(fit)) {
+    if (auto c = gp::calibrate::load_constants(fit, errors)) constants = *c;
+  }
+  const auto rep = gp::calibrate::run_check(runs, *profile, constants, 10.0);
+  const auto s = gp::calibrate::summarize_loader(rep);
+  for (const auto& e : s.records) {
+    std::cout << "loader check " << e.id << ": measured " << e.measured_samples_per_s << " samples/s, predicted "
+              << e.predicted_samples_per_s << " (" << e.err_pct << "%)\n";
+  }
+  std::cout << "loader check: " << s.within_20 << " of " << s.records.size() << " within 20%, mean |err| "
+            << s.mean_abs_err_pct << "%\n";
+  REQUIRE(s.records.size() >= 9);  // w0 nopin, w1..w15 pin, w8 nopin (+ GPU-only)
+  // The runs repeat within +-30% (README: 1,710 vs 2,955 samples/s for one configuration), so no single
+  // record is held to 20%; the pipeline as a whole is.
+  CHECK(s.mean_abs_err_pct <= 20.0);
+  CHECK(s.within_20 * 3 >= static_cast<int>(s.records.size()) * 2);  // at least two thirds within 20%
+}
+
+TEST_CASE("calibrate::loader_check: more workers, more samples per second until the cores or the GPU run out") {
+  std::vector<std::string> errors;
+  auto profile = gp::calibrate::load_profile(kProfile, errors);
+  REQUIRE(profile);
+  auto runs = gp::calibrate::load_runs(kRuns, errors);
+  const auto rep = gp::calibrate::run_check(runs, *profile, gp::calibrate::FitConstants{}, 10.0);
+  double prev = 0;
+  for (int w : {1, 2, 4, 6, 8, 12, 15}) {
+    for (const auto& e : gp::calibrate::summarize_loader(rep).records) {
+      if (e.id != "loader/resnet50-b256-w" + std::to_string(w) + "-pin") continue;
+      CHECK(e.predicted_samples_per_s > prev);
+      prev = e.predicted_samples_per_s;
+    }
+  }
+  // One worker decodes ~1 / 3.159 ms = 317 samples/s at most: the w1 prediction is bounded by it.
+  CHECK(prev > 317 * 10);
+}
