@@ -145,14 +145,16 @@ int ceil_log2(int x) {
 }
 
 // NCCL's tree all-reduce: a chain in each node (every GPU sends the buffer up for the reduction and down for
-// the broadcast: 2S), a double binary tree across nodes (a node sends 2S(N-1)/N through its NICs: S/2 per
-// tree as a leaf, 3S/2 as an inner node). Hops: 2((g-1) intra + ceil(log2 N) network), as NCCL counts them.
+// the broadcast: 2S), a double binary tree across nodes, each tree carrying half the buffer. The busiest node
+// is inner with two children in one tree (S/2 up, S/2 to each child) and a leaf in the other (S/2 up): it sends
+// 2S through its NICs; with 2 nodes each is root of one tree and leaf of the other: S. Hops:
+// 2((g-1) intra + ceil(log2 N) network), as NCCL counts them.
 Phase tree_phase(Bytes size, const Topology& t) {
   const int g = t.gpus_per_node;
   const int n_nodes = t.nodes;
   std::vector<LinkLoad> loads;
   if (g > 1) loads.push_back(intra_load(size * 2.0));
-  if (n_nodes > 1) loads.push_back(node_nic_load(size * (2.0 * (n_nodes - 1) / n_nodes), g));
+  if (n_nodes > 1) loads.push_back(node_nic_load(size * (n_nodes == 2 ? 1.0 : 2.0), g));
   return make_phase("tree all-reduce", 2 * (g - 1), 2 * ceil_log2(n_nodes), loads);
 }
 
