@@ -188,9 +188,12 @@ std::optional<ModelSpec> read_model(ObjectReader& r) {
   return m;
 }
 
+// Where each instance entry was read (file, JSON pointer), for cross-reference errors.
+using Origins = std::map<std::string, std::pair<std::string, std::string>>;
+
 template <class Spec, class Reader>
 void read_kind(const json& doc, const char* kind, const std::string& file, Diagnostics& diags,
-               std::map<std::string, Spec>& into, Reader read) {
+               std::map<std::string, Spec>& into, Reader read, Origins* origins = nullptr) {
   const std::string base = std::string("/") + kind;
   const json& list = doc[kind];
   if (!list.is_array()) {
@@ -211,10 +214,11 @@ void read_kind(const json& doc, const char* kind, const std::string& file, Diagn
       continue;
     }
     into[spec->id] = *spec;
+    if (origins) (*origins)[spec->id] = {file, ptr};
   }
 }
 
-void load_file(const std::string& path, Catalog& cat, Diagnostics& diags) {
+void load_file(const std::string& path, Catalog& cat, Diagnostics& diags, Origins& origins) {
   auto doc = parse_json_file(path, diags);
   if (!doc) return;
   if (!doc->is_object()) {
@@ -226,7 +230,7 @@ void load_file(const std::string& path, Catalog& cat, Diagnostics& diags) {
   for (auto it = doc->begin(); it != doc->end(); ++it) {
     const std::string& k = it.key();
     if (k == "gpus") read_kind(*doc, "gpus", path, diags, cat.gpus, read_gpu);
-    else if (k == "instances") read_kind(*doc, "instances", path, diags, cat.instances, read_instance);
+    else if (k == "instances") read_kind(*doc, "instances", path, diags, cat.instances, read_instance, &origins);
     else if (k == "interconnects") read_kind(*doc, "interconnects", path, diags, cat.interconnects, read_interconnect);
     else if (k == "storage") read_kind(*doc, "storage", path, diags, cat.storage, read_storage);
     else if (k == "images") read_kind(*doc, "images", path, diags, cat.images, read_image);
@@ -240,14 +244,13 @@ void load_file(const std::string& path, Catalog& cat, Diagnostics& diags) {
   }
 }
 
-void check_references(const Catalog& cat, Diagnostics& diags) {
+void check_references(const Catalog& cat, const Origins& origins, Diagnostics& diags) {
   for (const auto& [id, inst] : cat.instances) {
-    if (!cat.gpus.count(inst.gpu)) {
-      diags.add("catalog", "/instances/" + pointer_escape(id) + "/gpu", "unknown GPU id \"" + inst.gpu + "\"");
-    }
+    const auto& [file, ptr] = origins.at(id);
+    if (!cat.gpus.count(inst.gpu)) diags.add(file, ptr + "/gpu", "unknown GPU id \"" + inst.gpu + "\"");
     for (const auto* ref : {&inst.network, &inst.intra_node}) {
       if (!ref->empty() && !cat.interconnects.count(*ref)) {
-        diags.add("catalog", "/instances/" + pointer_escape(id) + (ref == &inst.network ? "/network" : "/intra_node"),
+        diags.add(file, ptr + (ref == &inst.network ? "/network" : "/intra_node"),
                   "unknown interconnect id \"" + *ref + "\"");
       }
     }
@@ -274,9 +277,10 @@ Catalog load_catalogs(const std::string& dir, const std::vector<std::string>& ov
     if (e.path().extension() == ".json") files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());
-  for (const auto& f : files) load_file(f, cat, diags);
-  for (const auto& f : overrides) load_file(f, cat, diags);
-  if (diags.empty()) check_references(cat, diags);
+  Origins origins;
+  for (const auto& f : files) load_file(f, cat, diags, origins);
+  for (const auto& f : overrides) load_file(f, cat, diags, origins);
+  check_references(cat, origins, diags);
   return cat;
 }
 

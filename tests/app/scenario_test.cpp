@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unistd.h>
 
 #include "app/catalog_io.hpp"
 #include "app/scenario.hpp"
@@ -141,4 +142,41 @@ TEST_CASE("app::scenario: run length from a dataset rounds up to whole steps", "
   len.samples = 1000;
   len.epochs = 2;
   CHECK(len.total_steps(300) == 7);  // 2000 / 300 = 6.67
+}
+
+TEST_CASE("app::catalog_io: problems in a --catalog override are reported with file and path", "[catalog]") {
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(std::string(GPUPLAN_TEST_DATA) + "/bad-catalog")) {
+    const auto expect = expected_lines(read(e.path()));
+    REQUIRE_FALSE(expect.empty());
+    Diagnostics d;
+    load_catalogs("catalogs", {e.path().string()}, d);
+    const std::string got = d.render();
+    for (const auto& want : expect) {
+      INFO(e.path().filename().string() << " should report: " << want << "\ngot:\n" << got);
+      CHECK(got.find(want) != std::string::npos);
+    }
+    ++files;
+  }
+  CHECK(files >= 2);
+}
+
+TEST_CASE("app::catalog_io: an override replaces an entry by id and adds new ones", "[catalog]") {
+  const auto path = fs::temp_directory_path() / ("gpuplan-override-" + std::to_string(::getpid()) + ".json");
+  {
+    std::ofstream f(path);
+    f << R"({"instances": [
+      {"id": "aws-p5en.48xlarge", "provider": "aws", "gpu": "h200-sxm", "gpus": 8, "network": "efa-v3-3200",
+       "intra_node": "nvlink4-h200", "price_per_hour": {"on_demand": 40.0}, "source": "negotiated", "as_of": "2026-12"},
+      {"id": "my-h200-box", "provider": "onprem", "gpu": "h200-sxm", "gpus": 4, "intra_node": "nvlink4-h200",
+       "price_per_hour": {"on_demand": 12.0}, "source": "quote", "as_of": "2026-12"}]})";
+  }
+  Diagnostics d;
+  Catalog c = load_catalogs("catalogs", {path.string()}, d);
+  fs::remove(path);
+  INFO(d.render());
+  REQUIRE(d.empty());
+  CHECK(c.instances.at("aws-p5en.48xlarge").prices.on_demand_per_hour.value() == Approx(40.0));
+  CHECK(c.instances.at("my-h200-box").gpus == 4);
+  CHECK(c.instances.size() == catalog().instances.size() + 1);
 }
