@@ -178,6 +178,34 @@ TEST_CASE("models::collective: reduce-scatter and all-gather mirror each other",
   }
 }
 
+TEST_CASE("models::collective: a plan's phases sum to the estimate (the DES oracle)", "[models][collective]") {
+  Topology nv = toy(8, 1);
+  nv.intra.nvls_efficiency = 0.8;
+  for (const Topology& t : {nv, toy(8, 4), toy(1, 3), toy(4, 2)}) {
+    for (Op op : kOps) {
+      for (Algorithm a : kAlgos) {
+        if (!applicable(op, a, t)) continue;
+        const Plan p = plan(op, a, Bytes::mib(256), t);
+        CHECK(p.ranks == t.ranks());
+        const Result r = estimate(op, Bytes::mib(256), t, a);
+        CHECK(plan_time(p, t).value() == Approx(r.time.value()));
+        for (const Phase& ph : p.phases) {
+          CHECK(ph.intra_hops + ph.inter_hops > 0);
+          for (const LinkLoad& l : ph.loads) {
+            CHECK(l.bytes_per_gpu.value() > 0);
+            CHECK(l.senders_per_node >= 1);
+            CHECK(l.senders_per_node <= t.gpus_per_node);
+            if (l.link == Link::inter_node) CHECK(t.nodes > 1);
+            if (l.link == Link::intra_node) CHECK(t.gpus_per_node > 1);
+          }
+        }
+      }
+    }
+  }
+  CHECK(from_config(CollectiveAlgo::hierarchical) == Algorithm::hierarchical);
+  CHECK_FALSE(from_config(CollectiveAlgo::auto_select).has_value());
+}
+
 TEST_CASE("models::collective: one rank or zero bytes take no time", "[models][collective]") {
   const Result one = estimate(Op::all_reduce, Bytes::gib(1), toy(1, 1));
   CHECK(one.time.value() == 0.0);
