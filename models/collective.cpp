@@ -60,7 +60,9 @@ Topology topology_from(const ClusterConfig& c) {
   t.intra = c.intra_node;
   if (c.network) t.inter = *c.network;
   t.node_network_bw = c.node_network_bw;
-  if (t.node_network_bw.value() <= 0 && c.network) t.node_network_bw = c.network->bw_per_gpu * c.network->ports_per_node;
+  if (t.node_network_bw.value() <= 0 && c.network) {
+    t.node_network_bw = c.network->bw_per_gpu * c.network->ports_per_node;
+  }
   t.oversubscription = c.oversubscription;
   return t;
 }
