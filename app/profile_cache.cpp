@@ -103,7 +103,7 @@ ProfileCache::ProfileCache(std::string dir, const Catalog& cat) : dir_(std::move
     std::vector<std::string> errors;
     auto p = calibrate::load_profile(f, errors);
     if (!p || p->gpu_id.empty() || p->derived) continue;
-    profile_files_.emplace(p->gpu_id, f);
+    if (profile_files_.emplace(p->gpu_id, f).second) profiles_.emplace(p->gpu_id, std::move(*p));
     profile_by_name[name] = p->gpu_id;
   }
   for (const std::string& f : files) {
@@ -121,13 +121,13 @@ const DeviceBundle* ProfileCache::get(const GpuSpec& gpu, std::string& error) {
   auto b = std::make_unique<DeviceBundle>();
   std::vector<std::string> errors;
   std::optional<GpuProfile> prof;
-  if (auto it = profile_files_.find(gpu.id); it != profile_files_.end()) prof = calibrate::load_profile(it->second, errors);
+  if (auto it = profiles_.find(gpu.id); it != profiles_.end()) prof = it->second;
   if (!prof) {
     std::string base_path;
     std::optional<GpuProfile> base;
-    if (auto it = profile_files_.find(kBaseGpu); it != profile_files_.end()) {
-      base_path = it->second;
-      base = calibrate::load_profile(base_path, errors);
+    if (auto it = profiles_.find(kBaseGpu); it != profiles_.end()) {
+      base_path = profile_files_.at(kBaseGpu);
+      base = it->second;
     }
     if (!base) {
       base_path = std::string(GPUPLAN_SOURCE_DIR) + "/tests/data/h200-provisional-profile.json";

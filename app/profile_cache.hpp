@@ -46,6 +46,7 @@ class ProfileCache {
   const Catalog& cat_;
   std::map<std::string, std::unique_ptr<DeviceBundle>> cache_;
   std::map<std::string, std::string> profile_files_;  // gpu_id -> profile file (measured ones)
+  std::map<std::string, GpuProfile> profiles_;        // gpu_id -> its parsed profile (read once)
   std::map<std::string, std::string> fit_files_;      // gpu_id -> fitted-constants file
   sim::SimConstants sim_;
   std::vector<std::string> sim_notes_;
