@@ -1,0 +1,178 @@
+// Checks of the calibrated model against the measured H200 reference runs (CI gate of issue 3), and of
+// the check's input handling. Runs with the project root as working directory.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "calibrate/check.hpp"
+#include "calibrate/fit.hpp"
+#include "calibrate/profile_io.hpp"
+#include "calibrate/reference_runs.hpp"
+
+using namespace gp;
+using namespace gp::calibrate;
+
+namespace {
+
+const char* kProfile = "calibrate/profiles/h200.json";
+const char* kConstants = "calibrate/profiles/fit-h200.json";
+const char* kRuns = "calibrate/measured/h200-2026-12.jsonl";
+
+struct Inputs {
+  GpuProfile profile;
+  FitConstants constants;
+  std::vector<RunRecord> runs;
+};
+
+Inputs load_inputs() {
+  std::vector<std::string> errors;
+  auto p = load_profile(kProfile, errors);
+  auto c = load_constants(kConstants, errors);
+  auto r = load_runs(kRuns, errors);
+  INFO((errors.empty() ? std::string() : errors.front()));
+  REQUIRE(errors.empty());
+  REQUIRE(p);
+  REQUIRE(c);
+  return {*p, *c, r};
+}
+
+std::vector<std::string> read_lines(const char* path) {
+  std::ifstream in(path);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("calibrate::check: H200 reference runs within tolerance", "[calibrate]") {
+  const Inputs in = load_inputs();
+  const CheckReport rep = run_check(in.runs, in.profile, in.constants, 10.0);
+  const CheckSummary& s = rep.summary;
+  REQUIRE(s.gpu_bound >= 30);
+  CHECK(s.mape_pct <= 10.0);
+  CHECK(s.pass);
+  CHECK(s.oom_agree == s.oom_records);
+  CHECK(s.mem_mape_pct <= 15.0);
+  CHECK(s.not_expressible == 0);
+  int in_mape = 0;
+  for (const auto& r : rep.records) {
+    if (!r.in_mape) continue;
+    ++in_mape;
+    INFO(r.record->id);
+    CHECK(std::abs(*r.step_err_pct) <= 25.0);
+  }
+  CHECK(in_mape == s.gpu_bound - 1);  // every GPU-bound record but the OOM one is predicted
+}
+
+TEST_CASE("calibrate::check: predictions never read measured fields", "[calibrate]") {
+  const Inputs in = load_inputs();
+  std::vector<std::string> stripped;
+  for (const auto& line : read_lines(kRuns)) {
+    auto j = nlohmann::json::parse(line);
+    for (const auto& f : measured_fields()) j.erase(f);
+    stripped.push_back(j.dump());
+  }
+  std::vector<std::string> errors;
+  const auto bare = parse_runs(stripped, "stripped", errors);
+  REQUIRE(errors.empty());
+  const auto a = run_check(in.runs, in.profile, in.constants, 10.0);
+  const auto b = run_check(bare, in.profile, in.constants, 10.0);
+  REQUIRE(a.records.size() == b.records.size());
+  for (std::size_t i = 0; i < a.records.size(); ++i) {
+    const auto& pa = a.records[i].prediction;
+    const auto& pb = b.records[i].prediction;
+    INFO(a.records[i].record->id);
+    CHECK(pa.step_ms == pb.step_ms);
+    CHECK(pa.peak_mem_gib == pb.peak_mem_gib);
+    CHECK(pa.oom == pb.oom);
+  }
+}
+
+TEST_CASE("calibrate::check: CPU data-pipeline records stay out of the GPU-bound MAPE", "[calibrate]") {
+  const Inputs in = load_inputs();
+  // A pipeline predictor that cannot predict: those records say so and are counted apart.
+  const auto rep = run_check(in.runs, in.profile, in.constants, 10.0,
+                             [](const RunRecord&, const RecordPrediction&) { return std::optional<double>(); });
+  int loader = 0;
+  for (const auto& r : rep.records)
+    if (r.record->data == "cpu-jpeg-pipeline") {
+      ++loader;
+      CHECK_FALSE(r.prediction.step_ms);
+      CHECK_FALSE(r.prediction.reason.empty());
+      CHECK_FALSE(r.in_mape);
+    }
+  CHECK(loader > 0);
+  // With a predictor, they get a step time, still outside the GPU-bound MAPE.
+  const auto rep2 = run_check(in.runs, in.profile, in.constants, 10.0,
+                              [](const RunRecord&, const RecordPrediction& p) { return p.step.total.ms() * 3; });
+  for (const auto& r : rep2.records)
+    if (r.record->data == "cpu-jpeg-pipeline") {
+      CHECK(r.prediction.step_ms);
+      CHECK_FALSE(r.in_mape);
+    }
+  CHECK(rep2.summary.mape_pct == Approx(rep.summary.mape_pct));
+}
+
+TEST_CASE("calibrate::check: JSON and SVG renderings", "[calibrate]") {
+  const Inputs in = load_inputs();
+  const auto rep = run_check(in.runs, in.profile, in.constants, 10.0);
+  const auto j = render_json(rep);
+  REQUIRE(j["records"].size() == rep.records.size());
+  for (const char* k : {"id", "predicted_step_ms", "predicted_peak_mem_gib", "predicted_oom"})
+    CHECK(j["records"][0].contains(k));
+  CHECK(j["summary"]["mape_pct"].get<double>() == Approx(rep.summary.mape_pct));
+  const std::string svg = render_svg(rep);
+  CHECK(svg.rfind("<svg", 0) == 0);
+  CHECK(svg.find("</svg>") != std::string::npos);
+}
+
+TEST_CASE("calibrate::reference_runs: bad lines name file, line and JSON path", "[calibrate]") {
+  std::vector<std::string> errors;
+  const auto r = parse_runs({R"({"id":"a","kind":"train","data":"synthetic-on-gpu","model":"gpt","batch":-4})",
+                             "not json", R"({"id":"b","kind":"micro"})"},
+                            "runs.jsonl", errors);
+  REQUIRE(errors.size() == 2);
+  CHECK(errors[0] == "runs.jsonl:1:/batch: must be positive, got -4");
+  CHECK(errors[1].rfind("runs.jsonl:2:", 0) == 0);
+  CHECK(r.size() == 1);
+}
+
+TEST_CASE("calibrate::reference_runs: unknown models become generic, or say why not", "[calibrate]") {
+  std::vector<std::string> errors;
+  const auto r = parse_runs(
+      {R"({"id":"x","kind":"train","data":"synthetic-on-gpu","model":"regnet_y_400mf","batch":8,"params":4e6,"fwd_flops_per_sample":8e8})",
+       R"({"id":"y","kind":"train","data":"synthetic-on-gpu","model":"mystery","batch":8})"},
+      "runs.jsonl", errors);
+  REQUIRE(errors.empty());
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].expressible);
+  CHECK(r[0].step.model.family == ModelFamily::generic);
+  CHECK_FALSE(r[1].expressible);
+  CHECK(r[1].reason.find("mystery") != std::string::npos);
+}
+
+TEST_CASE("calibrate::profile_io: missing fields are reported with their JSON path", "[calibrate]") {
+  std::vector<std::string> errors;
+  auto doc = nlohmann::json::parse(R"({"schema":"gpuplan-profile/1","gpu_id":"x","device":{"sm_count":132},
+      "gemm":[{"dtype":"bf17","m":1,"n":1,"k":1,"tflops":1}],"memory":{},"launch":{"eager_us":4,"graph_us":1}})");
+  CHECK_FALSE(parse_profile(doc, "p.json", errors));
+  CHECK(std::find(errors.begin(), errors.end(),
+                  "p.json:/device/memory_total_bytes: expected a number, got nothing") != errors.end());
+  CHECK(std::find(errors.begin(), errors.end(),
+                  "p.json:/gemm/0/dtype: expected one of bf16, fp16, tf32, fp32, fp8, got \"bf17\"") != errors.end());
+  CHECK(std::find(errors.begin(), errors.end(), "p.json:/memory/hbm_copy_GBps: expected a number, got nothing") !=
+        errors.end());
+}
+
+TEST_CASE("calibrate::profile_io: a profile survives a write and re-read", "[calibrate]") {
+  std::vector<std::string> errors;
+  auto p = load_profile(kProfile, errors);
+  REQUIRE(p);
+  auto q = parse_profile(profile_to_json(*p), "roundtrip", errors);
+  REQUIRE(q);
+  CHECK(q->gemm.size() == p->gemm.size());
+  CHECK(q->hbm_copy_bw.value() == Approx(p->hbm_copy_bw.value()));
+  CHECK(q->memory_total.value() == p->memory_total.value());
+  CHECK(q->context_memory.value() == p->context_memory.value());
+}

@@ -1,0 +1,47 @@
+#include <catch2/catch.hpp>
+
+#include "calibrate/fit.hpp"
+#include "calibrate/profile_io.hpp"
+
+using namespace gp;
+using namespace gp::calibrate;
+
+TEST_CASE("calibrate::fit: recovers constants from runs generated with known constants", "[calibrate]") {
+  std::vector<std::string> errors;
+  auto profile = load_profile("calibrate/profiles/h200.json", errors);
+  auto runs = load_runs("calibrate/measured/h200-2026-12.jsonl", errors);
+  REQUIRE(errors.empty());
+  const DeviceModel dev = make_device_model(*profile);
+  ComputeConstants truth;
+  truth.gemm_efficiency = 0.9;
+  truth.conv_efficiency = 0.8;
+  truth.attention_efficiency = 0.5;
+  truth.memory_efficiency = 0.75;
+  truth.gpu_per_kernel = Seconds::us(2);
+  truth.cpu_per_kernel_eager = Seconds::us(25);
+  truth.cpu_per_bwd_kernel_eager = truth.cpu_per_kernel_eager;
+  truth.cpu_per_conv_eager = Seconds::us(10);
+  truth.cpu_per_step_eager = Seconds::ms(1);
+  // Replace every measured step time by the model's prediction with `truth`.
+  for (auto& r : runs)
+    if (r.measured.step_ms && r.expressible) r.measured.step_ms = predict_step(r.step, dev, truth).total.ms();
+  const FitResult res = fit_compute_constants(runs, dev, ComputeConstants{}, false);
+  CHECK(res.mape_pct < 0.5);
+  CHECK(res.constants.memory_efficiency == Approx(truth.memory_efficiency).epsilon(0.05));
+  CHECK(res.constants.gemm_efficiency == Approx(truth.gemm_efficiency).epsilon(0.05));
+}
+
+TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]") {
+  FitConstants fc;
+  fc.compute.source = "test";
+  fc.compute.as_of = "2026-12-02";
+  fc.compute.gemm_efficiency = 0.93;
+  std::vector<std::string> errors;
+  auto back = parse_constants(constants_to_json(fc), "f.json", errors);
+  REQUIRE(back);
+  CHECK(back->compute.gemm_efficiency == Approx(0.93));
+  auto bad = constants_to_json(fc);
+  bad["constants"].erase("memory_efficiency");
+  CHECK_FALSE(parse_constants(bad, "f.json", errors));
+  CHECK(errors.back() == "f.json:/constants/memory_efficiency: expected a number, got nothing");
+}

@@ -1,0 +1,145 @@
+#include <catch2/catch.hpp>
+
+#include "models/compute_model.hpp"
+#include "models/memory_model.hpp"
+
+using namespace gp;
+
+namespace {
+
+// A synthetic device: one bf16/tf32/fp32 GEMM sample set with known rates.
+DeviceModel device() {
+  std::vector<GemmSample> s;
+  for (long m : {1024L, 4096L, 16384L})
+    for (long k : {512L, 2048L, 8192L}) {
+      s.push_back({Dtype::bf16, m, 4096, k, FlopRate::tflops(700)});
+      s.push_back({Dtype::tf32, m, 4096, k, FlopRate::tflops(350)});
+      s.push_back({Dtype::fp32, m, 4096, k, FlopRate::tflops(50)});
+    }
+  DeviceModel d;
+  d.surface = fit_gemm_surface(s, 132);
+  d.copy_bw = ByteRate::gbps(4000);
+  d.launch_eager = Seconds::us(5);
+  d.launch_graph = Seconds::us(1);
+  return d;
+}
+
+StepConfig gpt(int layers, int d, int seq, int batch) {
+  StepConfig s;
+  s.model.id = "gpt";
+  s.model.family = ModelFamily::gpt;
+  s.model.dims.layers = layers;
+  s.model.dims.d_model = d;
+  s.model.dims.heads = d / 64;
+  s.model.dims.seq = seq;
+  s.micro_batch = batch;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("models::compute: a memory-bound op takes bytes over bandwidth plus its kernels", "[models]") {
+  ComputeConstants c;
+  c.memory_efficiency = 0.5;
+  c.gpu_per_kernel = Seconds::us(2);
+  Op op;
+  op.kind = OpKind::memory;
+  op.bytes = Bytes::gb(2);
+  op.kernels = 3;
+  // 2 GB / (4000 GB/s * 0.5) = 1 ms, + 3 * 2 us.
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(1.006));
+}
+
+TEST_CASE("models::compute: step time grows with batch, linearly once GPU-bound", "[models]") {
+  const auto dev = device();
+  const ComputeConstants c;
+  double prev = 0, prev_gpu = 0;
+  for (int b : {1, 2, 4, 8, 16, 32}) {
+    const auto p = predict_step(gpt(12, 768, 1024, b), dev, c);
+    REQUIRE(p.not_expressible.empty());
+    CHECK(p.gpu_busy.value() > prev_gpu);  // GPU work always grows
+    CHECK(p.total.value() >= prev);        // a launch-bound step stays flat
+    prev = p.total.value();
+    prev_gpu = p.gpu_busy.value();
+  }
+  const double t16 = predict_step(gpt(24, 2048, 1024, 16), dev, c).gpu_busy.value();
+  const double t32 = predict_step(gpt(24, 2048, 1024, 32), dev, c).gpu_busy.value();
+  CHECK(t32 / t16 == Approx(2.0).epsilon(0.05));
+}
+
+TEST_CASE("models::compute: CUDA graphs beat eager when launch-bound, not when GPU-bound", "[models]") {
+  const auto dev = device();
+  const ComputeConstants c;
+  StepConfig tiny = gpt(4, 256, 128, 8);
+  const auto eager = predict_step(tiny, dev, c);
+  tiny.cuda_graphs = true;
+  const auto graph = predict_step(tiny, dev, c);
+  CHECK(eager.bottleneck == Bottleneck::launch_bound);
+  CHECK(graph.total.value() < 0.5 * eager.total.value());
+  StepConfig big = gpt(24, 2048, 1024, 16);
+  const auto e2 = predict_step(big, dev, c);
+  big.cuda_graphs = true;
+  CHECK(predict_step(big, dev, c).total.value() == Approx(e2.total.value()).epsilon(0.02));
+}
+
+TEST_CASE("models::compute: precision, accumulation and checkpointing", "[models]") {
+  const auto dev = device();
+  const ComputeConstants c;
+  StepConfig s = gpt(12, 768, 1024, 16);
+  const double bf16 = predict_step(s, dev, c).total.value();
+  s.precision = Precision::tf32;
+  const double tf32 = predict_step(s, dev, c).total.value();
+  s.precision = Precision::fp32;
+  const double fp32 = predict_step(s, dev, c).total.value();
+  CHECK(bf16 < tf32);
+  CHECK(tf32 < fp32);
+  // Same samples in smaller micro-batches cost more (more kernels, smaller GEMMs).
+  StepConfig a = gpt(24, 1024, 1024, 32), b = gpt(24, 1024, 1024, 2);
+  b.grad_accum = 16;
+  CHECK(predict_step(b, dev, c).total.value() > predict_step(a, dev, c).total.value());
+  // Checkpointing re-runs the block forwards: about 4/3 of the FLOPs of the blocks.
+  StepConfig k = gpt(24, 2048, 1024, 8);
+  const auto plain = predict_step(k, dev, c);
+  k.activation_checkpointing = true;
+  const auto ck = predict_step(k, dev, c);
+  CHECK(ck.total.value() > plain.total.value());
+  CHECK(ck.flops.value() / plain.flops.value() == Approx(4.0 / 3.0).epsilon(0.08));
+}
+
+TEST_CASE("models::memory: AdamW training holds 16 bytes per parameter plus activations", "[models]") {
+  StepConfig s = gpt(12, 768, 1024, 8);
+  const auto m = predict_memory_from_ops(build_step_ops(s), s, {}, Bytes::gb(141), Bytes::gib(0.5));
+  const double P = 124475904;
+  CHECK((m.weights + m.grads + m.optimizer_states).value() == Approx(16 * P));
+  CHECK(m.fits);
+  CHECK(m.peak_allocated.value() > 16 * P);
+}
+
+TEST_CASE("models::memory: activations scale with batch; checkpointing and ZeRO shrink memory", "[models]") {
+  StepConfig s = gpt(24, 2048, 1024, 8);
+  const auto base = predict_memory_from_ops(build_step_ops(s), s, {}, Bytes::gb(141), Bytes::gib(0.5));
+  StepConfig s2 = s;
+  s2.micro_batch = 16;
+  const auto big = predict_memory_from_ops(build_step_ops(s2), s2, {}, Bytes::gb(141), Bytes::gib(0.5));
+  CHECK(big.activations.value() == Approx(2 * base.activations.value()));
+  StepConfig ck = s;
+  ck.activation_checkpointing = true;
+  const auto mck = predict_memory_from_ops(build_step_ops(ck), ck, {}, Bytes::gb(141), Bytes::gib(0.5));
+  CHECK(mck.peak_allocated < base.peak_allocated);
+  ParallelConfig z;
+  z.dp = 8;
+  z.strategy = DataParallel::zero1;
+  const auto mz = predict_memory_from_ops(build_step_ops(s), s, z, Bytes::gb(141), Bytes::gib(0.5));
+  CHECK(mz.optimizer_states.value() == Approx(base.optimizer_states.value() / 8));
+  CHECK(mz.weights.value() == Approx(base.weights.value()));
+}
+
+TEST_CASE("models::memory: GPT-2.7B fits at batch 16 and not at 32 on 141 GB", "[models]") {
+  // DESIGN-NOTES: the 2.7B model fits at batch 16 (90.7 GiB) and not at 32.
+  StepConfig s = gpt(32, 2560, 1024, 16);
+  s.model.dims.heads = 32;
+  const Bytes cap = Bytes(150109880320.0);
+  CHECK(predict_memory_from_ops(build_step_ops(s), s, {}, cap, Bytes::gib(0.5)).fits);
+  s.micro_batch = 32;
+  CHECK_FALSE(predict_memory_from_ops(build_step_ops(s), s, {}, cap, Bytes::gib(0.5)).fits);
+}
