@@ -28,7 +28,7 @@ const char* compute_bottleneck(const StepPrediction& p) {
 }
 
 std::string bottleneck_of(const StepPrediction& p, const sim::StepSimResult& r, bool fits) {
-  if (!fits) return "memory";
+  if (!fits) return "out-of-memory";
   const double c = r.compute.value(), d = r.dataloader_stall.value(), k = r.comm_exposed.value();
   if (d >= c && d >= k) return "dataloader";
   if (k >= c && k >= d) return r.straggler.value() > 0.5 * k ? "stragglers" : "communication";
@@ -80,6 +80,7 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
   r.step_time = st.step_time;
   r.throughput_samples_per_s = static_cast<double>(job.global_batch()) / st.step_time.value();
   r.breakdown = jt.breakdown;
+  r.step_breakdown = {st.compute, st.dataloader_stall, st.comm_exposed, st.comm_hidden, st.straggler};
   r.time_to_train = jt.breakdown.total();
   r.gpu_busy_frac = std::min(1.0, st.gpu_busy / st.step_time);
   const double peak = peak_flops(job);

@@ -218,6 +218,10 @@ json config_json(const ConfigOutcome& c) {
   j["breakdown_s"] = {{"compute", b.compute.value()},         {"dataloader_stall", b.dataloader_stall.value()},
                       {"comm_exposed", b.comm_exposed.value()}, {"checkpoint", b.checkpoint.value()},
                       {"startup", b.startup.value()},           {"failures", b.failures.value()}};
+  const auto& st = r.step_breakdown;  // one steady-state step (docs/output.md)
+  j["step_breakdown_s"] = {{"compute", st.compute.value()},         {"dataloader_stall", st.dataloader_stall.value()},
+                           {"comm_exposed", st.comm_exposed.value()}, {"comm_hidden", st.comm_hidden.value()},
+                           {"straggler", st.straggler.value()}};
   j["advice"] = r.advice;
   return j;
 }

@@ -22,6 +22,13 @@ struct TimeBreakdown {
   }
 };
 
+// One steady-state step, per rank on average (the step ends when the slowest rank is done).
+struct StepBreakdown {
+  Seconds compute, dataloader_stall, comm_exposed;  // add up to the step time
+  Seconds comm_hidden;   // collective time overlapped with the rank's own compute (not in the sum)
+  Seconds straggler;     // slowest rank's compute minus the mean rank's (others wait it out in comm_exposed)
+};
+
 struct JobResult {
   std::int64_t steps = 0;              // optimizer steps to train
   Seconds step_time;                   // mean steady-state optimizer step (slowest rank)
@@ -34,6 +41,7 @@ struct JobResult {
   bool fits = true;
   std::string bottleneck;              // gpu-compute, gpu-memory, launch-overhead, dataloader, communication, ...
   TimeBreakdown breakdown;             // job totals
+  StepBreakdown step_breakdown;        // one steady-state step
   Dollars cost;                        // whole job
   Dollars cost_per_1k_steps;           // steady-state cost of 1,000 steps
   Dollars price_per_hour;              // whole cluster

@@ -57,6 +57,7 @@ struct StepGroup {
   std::vector<SimTime> start, duration;  // per arrival: backward start and its duration
   int arrived = 0;
   std::optional<SimTime> end;
+  double hidden = 0;                     // mean over ranks of collective time inside their backward (s)
 };
 
 struct Shared;
@@ -74,7 +75,7 @@ struct Rank {
   std::int64_t consumed = 0;
   std::unique_ptr<Signal> slot_sig, done_sig, ready_sig;
   // per measured step accumulators
-  std::vector<double> compute, stall, gpu;  // seconds per step
+  std::vector<double> compute, stall, gpu, hidden;  // seconds per step
 };
 
 struct Shared {
@@ -130,18 +131,26 @@ SimTime sharded_backward(SimTime compute, const CommWork& c) {
   return std::max({comp, comm, compute});
 }
 
-// End of the gradient collectives of one step, once every rank has started its last backward.
-SimTime bucket_chain_end(const StepGroup& g, const CommWork& c) {
+// End of the gradient collectives of one step, once every rank has started its last backward; also
+// records how much of the collectives' time fell inside each rank's backward (hidden by overlap).
+SimTime bucket_chain_end(StepGroup& g, const CommWork& c) {
   const std::size_t nb = c.grad_buckets.size();
   SimTime t = 0;
+  double hidden = 0;
   for (std::size_t k = 0; k < nb; ++k) {
     SimTime ready = 0;
     for (std::size_t r = 0; r < g.start.size(); ++r) {
       const double frac = c.overlap ? static_cast<double>(k + 1) / static_cast<double>(nb) : 1.0;
       ready = std::max(ready, g.start[r] + static_cast<SimTime>(std::llround(frac * static_cast<double>(g.duration[r]))));
     }
-    t = std::max(t, ready) + ns(c.grad_buckets[k]);
+    const SimTime begin = std::max(t, ready);
+    t = begin + ns(c.grad_buckets[k]);
+    for (std::size_t r = 0; r < g.start.size(); ++r) {
+      const SimTime inside = std::min(t, g.start[r] + g.duration[r]) - begin;
+      if (inside > 0) hidden += to_seconds(inside).value();
+    }
   }
+  g.hidden = g.start.empty() ? 0.0 : hidden / static_cast<double>(g.start.size());
   return t;
 }
 
@@ -191,7 +200,7 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
   const std::int64_t others = sh->others;
   for (int s = 0; s < sh->total_steps; ++s) {
     const double f = r->proxy ? max_lognormal_factor(r->rng, C.step_cv, others) : lognormal_factor(r->rng, C.step_cv);
-    double compute = 0, stall = 0, gpu = 0;
+    double compute = 0, stall = 0, gpu = 0, hidden = 0;
     SimTime fwd_sum = 0, bwd_sum = 0;
     for (int k = 0; k < m; ++k) {
       const auto b = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(k);
@@ -240,6 +249,12 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       }
       fwd_sum += pf;
       bwd_sum += pb;
+      if (K.layer_units > 0) {
+        // Sharded units: collective time minus what the phases exposed beyond their compute.
+        const double comm = (K.unit_allgather * 2.0 + K.unit_reduce_scatter).value() * K.layer_units;
+        const double exposed = to_seconds(df - pf + db - pb).value() - (K.tp_forward + K.tp_backward).value();
+        hidden += std::max(0.0, comm - exposed);
+      }
       sh->span(*r, "forward", TraceLane::gpu, sim.now(), df, s);
       co_await sim.delay(df);
       if (k == m - 1 && !K.grad_buckets.empty()) {
@@ -266,6 +281,7 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       while (!g.end) co_await sh->group_sig->wait();
       if (*g.end > sim.now()) co_await sim.delay(*g.end - sim.now());
       sh->span(*r, "wait gradients", TraceLane::comm, t0, sim.now() - t0, s);
+      hidden += g.hidden;
     }
     if (K.pp_stages > 1) {
       // 1F1B: (stages - 1) forward+backward slots of idle time per step on every stage.
@@ -299,6 +315,7 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       r->compute.push_back(compute);
       r->stall.push_back(stall);
       r->gpu.push_back(gpu);
+      r->hidden.push_back(hidden);
     }
   }
   if (++sh->finished == sh->sim_ranks) sim.stop();
@@ -399,7 +416,7 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
   res.step_p90 = Seconds(sorted[static_cast<std::size_t>(0.9 * (ns_steps - 1))]);
 
   // Mean over ranks (the straggler proxy stands for one rank only when others are simulated).
-  double comp = 0, stall = 0, gpu = 0, straggle = 0;
+  double comp = 0, stall = 0, gpu = 0, straggle = 0, hidden = 0;
   int counted = 0;
   for (auto& r : ranks) {
     if (r->proxy && ranks.size() > 1) continue;
@@ -407,6 +424,7 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
       comp += r->compute[i];
       stall += r->stall[i];
       gpu += r->gpu[i];
+      hidden += r->hidden[i];
     }
     ++counted;
   }
@@ -414,6 +432,7 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
   comp /= denom;
   stall /= denom;
   gpu /= denom;
+  hidden /= denom;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     double mx = 0, mean = 0;
     for (auto& r : ranks) {
@@ -436,6 +455,7 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
   res.dataloader_stall = Seconds(stall);
   res.comm_exposed = Seconds(std::max(0.0, st - comp - stall));
   res.gpu_busy = Seconds(gpu);
+  res.comm_hidden = Seconds(hidden);
   Seconds comm;
   for (Seconds b : in.comm.grad_buckets) comm += b;
   comm += in.comm.after_optimizer;

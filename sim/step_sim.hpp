@@ -95,6 +95,7 @@ struct StepSimResult {
   Seconds gpu_busy;               // mean over ranks of GPU kernel time per step
   Seconds straggler;              // mean of (slowest rank's compute - mean rank's compute) per step
   Seconds comm_total;             // collective time per step, hidden or not (one rank's view)
+  Seconds comm_hidden;            // mean over ranks of collective time overlapped with their own compute
   int simulated_ranks = 0;
   bool shortcut = false;          // symmetry shortcut used
   std::uint64_t events = 0;

@@ -98,10 +98,13 @@ TEST_CASE("sim::step: DDP buckets overlap backward; without overlap they are all
     const auto r = simulate_steps(in, quick());
     CHECK(r.step_time.ms() == Approx(10 + 40 + 5 + 5).epsilon(1e-9));
     CHECK(r.comm_exposed.ms() == Approx(5).epsilon(1e-9));
+    CHECK(r.comm_hidden.ms() == Approx(15).epsilon(1e-9));  // three of the four buckets run inside backward
   }
   SECTION("no overlap: 20 ms exposed") {
     in.comm.overlap = false;
-    CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(10 + 40 + 20 + 5).epsilon(1e-9));
+    const auto r = simulate_steps(in, quick());
+    CHECK(r.step_time.ms() == Approx(10 + 40 + 20 + 5).epsilon(1e-9));
+    CHECK(r.comm_hidden.value() == 0);
   }
   SECTION("one bucket: nothing to overlap") {
     in.comm.grad_buckets = {Seconds::ms(20)};
@@ -120,6 +123,7 @@ TEST_CASE("sim::step: FSDP units wait for their all-gathers (hand-computed recur
   const auto r = simulate_steps(in, quick());
   CHECK(r.step_time.ms() == Approx(40 + 30).epsilon(1e-9));
   CHECK(r.compute.ms() == Approx(20).epsilon(1e-9));
+  CHECK(r.comm_hidden.ms() == Approx(10).epsilon(1e-9));  // 60 ms of gathers, 50 ms of them exposed
 }
 
 TEST_CASE("sim::step: pipeline 1F1B bubble is (stages-1) slots of forward+backward") {

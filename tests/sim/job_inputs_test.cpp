@@ -1,0 +1,152 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "sim/job_inputs.hpp"
+
+using gp::Bytes;
+using gp::ByteRate;
+using gp::Seconds;
+using namespace gp::sim;
+
+namespace {
+
+gp::JobConfig generic_job() {
+  gp::JobConfig j;
+  j.step.model.id = "g";
+  j.step.model.family = gp::ModelFamily::generic;
+  j.step.model.params = 1e9;
+  j.step.model.fwd_flops_per_sample = 2e12;
+  j.step.model.activation_bytes_per_sample = Bytes::mb(10);
+  j.step.micro_batch = 4;
+  j.step.optimizer = gp::OptimizerKind::adamw_fused;
+  j.cluster.gpus_per_node = 8;
+  j.cluster.nodes = 2;
+  j.cluster.cpu_cores_per_node = 64;
+  j.cluster.intra_node.id = "nvlink";
+  j.cluster.intra_node.bw_per_gpu = ByteRate::gbps(450);
+  j.cluster.intra_node.efficiency = 0.8;
+  j.cluster.intra_node.hop_latency = Seconds::us(3.4);
+  gp::InterconnectSpec net;
+  net.id = "eth";
+  net.bw_per_gpu = ByteRate::gbit(100);
+  net.efficiency = 0.9;
+  net.hop_latency = Seconds::us(10);
+  j.cluster.network = net;
+  j.cluster.node_network_bw = ByteRate::gbit(100);
+  j.parallel.dp = 16;
+  j.comm.bucket = Bytes::mib(25);
+  j.length.steps = 1000;
+  return j;
+}
+
+gp::GpuProfile profile() {
+  gp::GpuProfile p;
+  p.h2d_pinned = ByteRate::gbps(50);
+  p.d2h_pinned = ByteRate::gbps(50);
+  p.h2d_pageable = ByteRate::gbps(5);
+  p.d2h_pageable = ByteRate::gbps(5);
+  p.context_create = Seconds(0.15);
+  return p;
+}
+
+gp::StepPrediction prediction() {
+  gp::StepPrediction s;
+  s.gpu_forward = Seconds::ms(40);
+  s.gpu_backward = Seconds::ms(80);
+  s.gpu_optimizer = Seconds::ms(8);
+  s.gpu_busy = Seconds::ms(128);
+  s.cpu_issue = Seconds::ms(64);
+  s.total = Seconds::ms(128);
+  return s;
+}
+
+SimConstants constants() {
+  SimConstants k;
+  k.compute_step_cv = 0.01;
+  k.numa_remote_penalty = 0.2;
+  k.image_pull_rate = ByteRate(193e6);
+  k.image_unpack_rate = ByteRate(97e6);
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("sim::job_inputs: DDP gradients in 25 MiB buckets: ceil(4e9 / 26,214,400) = 153") {
+  std::vector<std::string> notes;
+  const StepSimInput in = make_step_input(generic_job(), prediction(), profile(), constants(), notes);
+  CHECK(in.comm.grad_buckets.size() == 153);
+  CHECK(in.comm.layer_units == 0);
+  CHECK(in.cluster.ranks == 16);
+  CHECK(in.cluster.cpu_cores == 64);
+  for (std::size_t i = 0; i + 1 < in.comm.grad_buckets.size(); ++i) CHECK(in.comm.grad_buckets[i].value() > 0);
+  CHECK(in.comm.grad_buckets.back() < in.comm.grad_buckets.front());  // the remainder bucket is smaller
+}
+
+TEST_CASE("sim::job_inputs: compute split by tp x pp and micro-batches; CPU issue in proportion") {
+  gp::JobConfig j = generic_job();
+  j.parallel.tp = 2;
+  j.parallel.pp = 2;
+  j.parallel.dp = 4;
+  j.step.grad_accum = 4;
+  std::vector<std::string> notes;
+  const StepSimInput in = make_step_input(j, prediction(), profile(), constants(), notes);
+  CHECK(in.compute.gpu_forward.ms() == Approx(40.0 / (4 * 4)));
+  CHECK(in.compute.gpu_backward.ms() == Approx(80.0 / (4 * 4)));
+  CHECK(in.compute.gpu_optimizer.ms() == Approx(8.0 / 4));
+  CHECK(in.compute.cpu_forward.ms() == Approx(64.0 * 40 / 128 / (2 * 4)));  // issue split by pp only
+  CHECK(in.comm.pp_stages == 2);
+  CHECK(in.comm.pp_p2p.value() > 0);
+  CHECK_FALSE(notes.empty());  // tensor parallelism of a generic model is not modelled, and it says so
+}
+
+TEST_CASE("sim::job_inputs: unbound workers pay the NUMA penalty on half their work (2 NUMA nodes)") {
+  gp::JobConfig j = generic_job();
+  j.loader.synthetic = false;
+  j.loader.num_workers = 4;
+  j.loader.sample_cpu = Seconds::ms(3);
+  j.loader.sample_bytes = Bytes::mb(1);
+  std::vector<std::string> notes;
+  CHECK(make_step_input(j, prediction(), profile(), constants(), notes).loader.batch_cpu.ms() == Approx(12));
+  j.loader.numa_binding = false;
+  CHECK(make_step_input(j, prediction(), profile(), constants(), notes).loader.batch_cpu.ms() == Approx(12 * 1.1));
+  // Host copy rate from the profile: 1 / (1/5 - 1/50) GB/s = 5.556 GB/s; a 4 MB batch pins in 0.72 ms.
+  CHECK(make_step_input(j, prediction(), profile(), constants(), notes).loader.pin_cpu.ms() == Approx(4.0 / 5.5556).epsilon(1e-3));
+}
+
+TEST_CASE("sim::job_inputs: checkpoint stall = device-to-host copy + write at the storage rate (+ latency)") {
+  gp::JobConfig j = generic_job();
+  j.checkpoint.enabled = true;
+  j.checkpoint.every_steps = 100;
+  gp::StorageSpec st;
+  st.write_bw = ByteRate::gbps(2);
+  st.latency.p50 = Seconds::ms(10);
+  j.checkpoint.storage = st;
+  // AdamW: 1e9 x (4 + 8) = 12 GB; DDP writes it from one GPU: 12/50 s copy + 12/2 s write + 10 ms.
+  CHECK(checkpoint_bytes(j).gb() == Approx(12));
+  CHECK(make_job_events(j, profile(), constants(), Seconds(1)).checkpoint_stall.value() == Approx(0.24 + 6 + 0.01));
+  j.checkpoint.async = true;
+  CHECK(make_job_events(j, profile(), constants(), Seconds(1)).checkpoint_stall.value() == Approx(0.24));
+  j.checkpoint.async = false;
+  j.parallel.strategy = gp::DataParallel::fsdp;  // every GPU its shard, every node its half
+  CHECK(make_job_events(j, profile(), constants(), Seconds(1)).checkpoint_stall.value() ==
+        Approx(12.0 / 16 / 50 + 6.0 / 2 + 0.01));
+}
+
+TEST_CASE("sim::job_inputs: failure rate and start-up from their parts") {
+  gp::JobConfig j = generic_job();
+  j.reliability.gpu_mtbf_hours = 1000;
+  j.reliability.node_mtbf_hours = 500;
+  j.reliability.restart = Seconds(600);
+  j.container.image.compressed = Bytes::gb(2.9);
+  j.loader.synthetic = false;
+  j.loader.num_workers = 2;
+  j.loader.worker_startup = Seconds(1);
+  const JobEvents ev = make_job_events(j, profile(), constants(), Seconds(1));
+  CHECK(ev.failures_per_hour == Approx(16.0 / 1000 + 2.0 / 500));
+  CHECK(ev.startup.value() == Approx(2.9e9 / 193e6 + 2.9e9 / 97e6 + 0.15 + 1));
+  CHECK(ev.restart.value() == Approx(600 + ev.startup.value()));
+  j.pricing.plan = gp::PricingPlan::spot;
+  j.reliability.spot_interruptions_per_day = 2;
+  CHECK(make_job_events(j, profile(), constants(), Seconds(1)).failures_per_hour == Approx(0.02 + 2.0 / 24));
+}
