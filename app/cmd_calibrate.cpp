@@ -22,6 +22,7 @@ struct CalibrateOptions {
   std::string plot;
   std::string out;
   bool loo = false;
+  bool gemm_loo = false;
 };
 
 std::string default_constants_path(const std::string& profile) {
@@ -63,6 +64,16 @@ int run_fit_command(const CalibrateOptions& o) {
   auto runs = calibrate::load_runs(o.runs, errors);
   if (!report(errors) || !profile) return kExitBadInput;
   const DeviceModel dev = make_device_model(*profile);
+  nlohmann::json gemm_stats;
+  if (o.gemm_loo) {
+    std::map<Dtype, double> par;
+    const GemmSurface s = fit_gemm_surface_with_loo(profile->gemm, profile->sm_count, &par, true);
+    for (const auto& [d, f] : s.fits)
+      gemm_stats[to_string(d)] = {{"points", f.points},         {"rate_tflops", f.rate.tflops()},
+                                  {"k0", f.k0},                 {"t0_us", f.t0.us()},
+                                  {"rms_log_error", f.rms_log_error}, {"loo_rms_log_parametric", par[d]},
+                                  {"loo_rms_log_corrected", f.loo_rms_log_error}};
+  }
   const auto res = calibrate::fit_compute_constants(runs, dev, ComputeConstants{}, o.loo);
   calibrate::FitConstants fc;
   fc.compute = res.constants;
@@ -73,6 +84,7 @@ int run_fit_command(const CalibrateOptions& o) {
   fc.profile = o.profile;
   fc.runs = o.runs;
   fc.stats = {{"records", res.records.size()}, {"mape_pct", res.mape_pct}, {"iterations", res.iterations}};
+  if (!gemm_stats.is_null()) fc.stats["gemm_surface"] = gemm_stats;
   if (o.loo) {
     fc.stats["loo_mape_pct"] = res.loo_mape_pct;
     fc.stats["loo_max_abs_err_pct"] = res.loo_max_pct;
@@ -115,6 +127,7 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   fit->add_option("--runs", opts->runs, "measured runs, JSON lines")->required();
   fit->add_option("--out", opts->out, "write the constants here (default: stdout)");
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
+  fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");
   fit->callback([opts, &ctx] { ctx.exit_code = run_fit_command(*opts); });
 }
 

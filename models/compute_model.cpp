@@ -16,6 +16,7 @@ const char* to_string(Bottleneck b) {
 DeviceModel make_device_model(const GpuProfile& profile) {
   DeviceModel d;
   d.surface = fit_gemm_surface(profile.gemm, profile.sm_count);
+  add_residual_correction(d.surface, profile.gemm);
   d.copy_bw = profile.hbm_copy_bw;
   d.launch_eager = profile.launch_eager;
   d.launch_graph = profile.launch_graph;

@@ -47,7 +47,8 @@ struct DeviceModel {
   Seconds launch_graph;    // probe: per kernel replayed from a CUDA graph
 };
 
-// Fits the GEMM surface and copies bandwidth and launch figures. O(GEMM samples * fit grid).
+// Fits the GEMM surface (with its residual correction) and copies bandwidth and launch figures.
+// O(GEMM samples * fit grid).
 DeviceModel make_device_model(const GpuProfile& profile);
 
 enum class Bottleneck { gpu_compute, gpu_memory, launch_bound };

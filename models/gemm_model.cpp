@@ -7,11 +7,35 @@ namespace gp {
 namespace {
 
 struct Point {
-  double a;     // F / (w * e_k): time at rate 1 FLOP/s, before k0 is applied it excludes e_k
-  double flops_over_w;
+  double flops_over_w;  // F / w: time at 1 FLOP/s before the k-loop efficiency
   double k;
-  double t;     // measured seconds
+  double t;             // measured seconds
+  double lm, ln, lk;    // log shape
 };
+
+constexpr int kNeighbours = 4;
+constexpr double kSoft = 0.05;          // distance softening (log units)
+constexpr double kFade = 0.6931471806;  // correction fades beyond ~2x in shape (ln 2)
+
+// IDW average of the nearest residuals, faded by the distance to the nearest one.
+double idw(const std::vector<GemmResidual>& res, double lm, double ln, double lk) {
+  if (res.empty()) return 0;
+  std::vector<std::pair<double, double>> d;  // squared distance, residual
+  d.reserve(res.size());
+  for (const auto& r : res) {
+    const double dm = r.lm - lm, dn = r.ln - ln, dk = r.lk - lk;
+    d.push_back({dm * dm + dn * dn + dk * dk, r.r});
+  }
+  const std::size_t k = std::min<std::size_t>(kNeighbours, d.size());
+  std::partial_sort(d.begin(), d.begin() + static_cast<long>(k), d.end());
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    const double w = 1.0 / (d[i].first + kSoft * kSoft);
+    num += w * d[i].second;
+    den += w;
+  }
+  return num / den * std::exp(-d[0].first / (kFade * kFade));
+}
 
 double k_efficiency(double k, double k0) { return k / (k + k0); }
 
@@ -74,7 +98,8 @@ std::map<Dtype, std::vector<Point>> group(const std::vector<GemmSample>& samples
     if (s.rate.value() <= 0 || s.m <= 0 || s.n <= 0 || s.k <= 0) continue;
     GemmShape sh{static_cast<double>(s.m), static_cast<double>(s.n), static_cast<double>(s.k)};
     const double f = gemm_flops(sh).value();
-    by[s.dtype].push_back({0, f / wave_efficiency(sh, g), sh.k, f / s.rate.value()});
+    by[s.dtype].push_back({f / wave_efficiency(sh, g), sh.k, f / s.rate.value(), std::log(sh.m), std::log(sh.n),
+                           std::log(sh.k)});
   }
   return by;
 }
@@ -109,27 +134,51 @@ GemmSurface fit_gemm_surface(const std::vector<GemmSample>& samples, int sm_coun
   return surf;
 }
 
-GemmSurface fit_gemm_surface_with_loo(const std::vector<GemmSample>& samples, int sm_count) {
+std::vector<GemmResidual> residuals_of(const GemmFit& f, const std::vector<Point>& pts) {
+  std::vector<GemmResidual> out;
+  for (const auto& p : pts) out.push_back({p.lm, p.ln, p.lk, std::log(p.t / predict(f, p))});
+  return out;
+}
+
+GemmSurface fit_gemm_surface_with_loo(const std::vector<GemmSample>& samples, int sm_count,
+                                      std::map<Dtype, double>* parametric_loo, bool correct) {
   GemmSurface surf = fit_gemm_surface(samples, sm_count);
   for (const auto& [d, pts] : group(samples, surf.geometry)) {
     if (pts.size() < 3) continue;
-    double s = 0;
+    double s_par = 0, s_cor = 0;
     for (std::size_t i = 0; i < pts.size(); ++i) {
       std::vector<Point> rest;
       for (std::size_t j = 0; j < pts.size(); ++j)
         if (j != i) rest.push_back(pts[j]);
-      const double e = std::log(predict(fit_points(rest), pts[i])) - std::log(pts[i].t);
-      s += e * e;
+      const GemmFit f = fit_points(rest);
+      const double e = std::log(predict(f, pts[i])) - std::log(pts[i].t);
+      const double c = idw(residuals_of(f, rest), pts[i].lm, pts[i].ln, pts[i].lk);
+      s_par += e * e;
+      s_cor += (e + c) * (e + c);
     }
-    surf.fits[d].loo_rms_log_error = std::sqrt(s / static_cast<double>(pts.size()));
+    const double n = static_cast<double>(pts.size());
+    surf.fits[d].loo_rms_log_error = std::sqrt((correct ? s_cor : s_par) / n);
+    if (parametric_loo) (*parametric_loo)[d] = std::sqrt(s_par / n);
   }
+  if (correct) add_residual_correction(surf, samples);
   return surf;
+}
+
+void add_residual_correction(GemmSurface& surface, const std::vector<GemmSample>& samples) {
+  for (const auto& [d, pts] : group(samples, surface.geometry))
+    if (surface.has(d)) surface.residuals[d] = residuals_of(surface.fits.at(d), pts);
+}
+
+double residual_factor(const GemmSurface& surface, Dtype d, GemmShape s) {
+  auto it = surface.residuals.find(d);
+  if (it == surface.residuals.end()) return 1.0;
+  return std::exp(idw(it->second, std::log(s.m), std::log(s.n), std::log(s.k)));
 }
 
 Seconds gemm_kernel_time(const GemmSurface& surface, Dtype d, GemmShape s) {
   const GemmFit& f = surface.fits.at(d);
   const double eff = wave_efficiency(s, surface.geometry) * k_efficiency(s.k, f.k0);
-  return Seconds(gemm_flops(s).value() / (f.rate.value() * eff));
+  return Seconds(gemm_flops(s).value() / (f.rate.value() * eff) * residual_factor(surface, d, s));
 }
 
 Seconds gemm_probe_time(const GemmSurface& surface, Dtype d, GemmShape s) {

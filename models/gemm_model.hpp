@@ -42,9 +42,19 @@ struct GemmFit {
   int points = 0;
 };
 
+// A probe point's residual against the parametric surface, in log-shape space.
+struct GemmResidual {
+  double lm = 0, ln = 0, lk = 0;  // ln m, ln n, ln k
+  double r = 0;                   // ln(measured time / parametric time)
+};
+
 struct GemmSurface {
   WaveGeometry geometry;
   std::map<Dtype, GemmFit> fits;
+  // Residual correction: the parametric time is multiplied by exp(IDW average of the nearest probe
+  // residuals), fading out with distance in log-shape space, so shapes near probed ones take the measured
+  // efficiency and far ones the parametric law. Off when empty.
+  std::map<Dtype, std::vector<GemmResidual>> residuals;
   // True when `d` has a fit.
   [[nodiscard]] bool has(Dtype d) const { return fits.count(d) != 0; }
 };
@@ -56,9 +66,19 @@ GemmSurface fit_gemm_surface(const std::vector<GemmSample>& samples, int sm_coun
 
 // Same fit, plus each dtype's leave-one-out error: every probe point predicted from a fit to the others.
 // Costs one fit per sample; used to report the surface's generalisation, not in the prediction path.
-GemmSurface fit_gemm_surface_with_loo(const std::vector<GemmSample>& samples, int sm_count);
+// `loo_rms_log_error` is that of the surface as returned (with residual correction when `correct`);
+// `parametric_loo` receives, per dtype, the leave-one-out error of the parametric law alone.
+GemmSurface fit_gemm_surface_with_loo(const std::vector<GemmSample>& samples, int sm_count,
+                                      std::map<Dtype, double>* parametric_loo = nullptr, bool correct = true);
 
-// Kernel time of one GEMM on the GPU, without the per-call latency t0. Precondition: surface.has(d).
+// Adds the residual correction (one residual per probe sample) to a fitted surface.
+void add_residual_correction(GemmSurface& surface, const std::vector<GemmSample>& samples);
+
+// Multiplicative correction exp(IDW residual) at shape `s` (1 when the dtype has no residuals).
+double residual_factor(const GemmSurface& surface, Dtype d, GemmShape s);
+
+// Kernel time of one GEMM on the GPU, without the per-call latency t0, residual correction applied when
+// the surface has residuals. Precondition: surface.has(d). O(probe points of d).
 Seconds gemm_kernel_time(const GemmSurface& surface, Dtype d, GemmShape s);
 
 // Probe-call time (with t0), for comparison with probe samples.
