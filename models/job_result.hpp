@@ -26,7 +26,7 @@ struct TimeBreakdown {
 struct StepBreakdown {
   Seconds compute, dataloader_stall, comm_exposed;  // add up to the step time
   Seconds comm_hidden;   // collective time overlapped with the rank's own compute (not in the sum)
-  Seconds straggler;     // slowest rank's compute minus the mean rank's (others wait it out in comm_exposed)
+  Seconds straggler;     // slowest rank's forward+backward minus the mean rank's (the others wait it out)
 };
 
 struct JobResult {

@@ -75,7 +75,7 @@ struct Rank {
   std::int64_t consumed = 0;
   std::unique_ptr<Signal> slot_sig, done_sig, ready_sig;
   // per measured step accumulators
-  std::vector<double> compute, stall, gpu, hidden;  // seconds per step
+  std::vector<double> compute, stall, gpu, hidden, fb;  // seconds per step (fb: forward + backward)
 };
 
 struct Shared {
@@ -198,8 +198,12 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
   const int m = in.grad_accum;
   const int warm = sh->total_steps - sh->opt->steps;
   const std::int64_t others = sh->others;
+  // A rank's noise factor covers its optimizer and the next forward/backward: the stretch between two
+  // collectives that decides who is last, so the straggler proxy's maximum matches the full simulation.
+  auto draw = [&] { return r->proxy ? max_lognormal_factor(r->rng, C.step_cv, others) : lognormal_factor(r->rng, C.step_cv); };
+  double f_next = draw();
   for (int s = 0; s < sh->total_steps; ++s) {
-    const double f = r->proxy ? max_lognormal_factor(r->rng, C.step_cv, others) : lognormal_factor(r->rng, C.step_cv);
+    const double f = f_next;
     double compute = 0, stall = 0, gpu = 0, hidden = 0;
     SimTime fwd_sum = 0, bwd_sum = 0;
     for (int k = 0; k < m; ++k) {
@@ -291,8 +295,9 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
     }
     double share = 1.0;
     if (r->node->cpu) share = r->node->cpu->share_per_thread(L.num_workers > 0 ? 0 : 1);
-    const SimTime go = ns(C.gpu_optimizer * f);
-    const SimTime po = std::max(go, ns(C.cpu_optimizer * (f / share)));
+    f_next = draw();
+    const SimTime go = ns(C.gpu_optimizer * f_next);
+    const SimTime po = std::max(go, ns(C.cpu_optimizer * (f_next / share)));
     sh->span(*r, "optimizer", TraceLane::gpu, sim.now(), po, s);
     co_await sim.delay(po);
     compute += to_seconds(po).value();
@@ -316,6 +321,7 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       r->stall.push_back(stall);
       r->gpu.push_back(gpu);
       r->hidden.push_back(hidden);
+      r->fb.push_back(to_seconds(fwd_sum + bwd_sum).value());
     }
   }
   if (++sh->finished == sh->sim_ranks) sim.stop();
@@ -341,7 +347,9 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
   const auto g = static_cast<int>(std::min<std::int64_t>(in.cluster.ranks_per_node, in.cluster.ranks));
   const std::int64_t nodes_total = (in.cluster.ranks + g - 1) / g;
   const bool full = opt.force_full || in.cluster.ranks <= opt.full_ranks_limit;
-  const int sim_nodes = full ? static_cast<int>(nodes_total) : 1;
+  // Shortcut: one node in detail; with one GPU per node a second node holds the straggler proxy, so that
+  // the mean rank is not the proxy.
+  const int sim_nodes = full ? static_cast<int>(nodes_total) : (g == 1 ? 2 : 1);
   res.shortcut = !full && nodes_total > 1;
 
   ClusterShape shape = in.cluster;
@@ -361,13 +369,13 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
       r->node_index = n;
       r->node = nodes[static_cast<std::size_t>(n)].get();
       r->rng = Rng(seeds.next());
-      r->proxy = res.shortcut && l == here - 1;
+      r->proxy = res.shortcut && n == sim_nodes - 1 && l == here - 1;
       r->traced = opt.trace_steps > 0 && (r->id < opt.trace_max_ranks || r->proxy);
       ranks.push_back(std::move(r));
     }
   }
   sh.sim_ranks = static_cast<int>(ranks.size());
-  sh.others = in.cluster.ranks - g + 1;
+  sh.others = in.cluster.ranks - sh.sim_ranks + 1;
   res.simulated_ranks = sh.sim_ranks;
   sh.grads.resize(static_cast<std::size_t>(sh.total_steps));
   sh.params.resize(static_cast<std::size_t>(sh.total_steps));
@@ -435,11 +443,14 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
   hidden /= denom;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     double mx = 0, mean = 0;
+    int n = 0;
     for (auto& r : ranks) {
-      mx = std::max(mx, r->compute[i]);
-      mean += r->compute[i];
+      mx = std::max(mx, r->fb[i]);
+      if (r->proxy && ranks.size() > 1) continue;  // the mean rank is one of the ordinary ones
+      mean += r->fb[i];
+      ++n;
     }
-    mean /= static_cast<double>(ranks.size());
+    mean /= n;
     straggle += mx - mean;
   }
   res.straggler = Seconds(straggle / ns_steps);

@@ -6,9 +6,9 @@
 // i.e. when the slowest rank is done. docs/simulation.md describes the model and what it leaves out.
 //
 // Symmetry shortcut: with more ranks than StepSimOptions::full_ranks_limit only one node is simulated in
-// detail, and one of its ranks draws its per-step compute factor as the maximum of the factors of all
-// ranks outside the node plus its own (sim/order_stats.hpp), so the slowest rank of the whole job is
-// represented at a cost independent of the rank count.
+// detail (two with one GPU per node), and one of its ranks draws its per-step compute factor as the
+// maximum of the factors of all ranks not simulated plus its own (sim/order_stats.hpp), so the slowest
+// rank of the whole job is represented at a cost independent of the rank count.
 //
 // Input is plain numbers (no JobConfig): sim/job_inputs.hpp builds it from a configuration.
 #pragma once
@@ -93,7 +93,7 @@ struct StepSimResult {
   Seconds dataloader_stall;       // mean over ranks of time waiting for input batches and their copies
   Seconds comm_exposed;           // the rest: communication not hidden, waiting for stragglers, pipeline bubble
   Seconds gpu_busy;               // mean over ranks of GPU kernel time per step
-  Seconds straggler;              // mean of (slowest rank's compute - mean rank's compute) per step
+  Seconds straggler;              // mean of (slowest rank's forward+backward - mean rank's) per step
   Seconds comm_total;             // collective time per step, hidden or not (one rank's view)
   Seconds comm_hidden;            // mean over ranks of collective time overlapped with their own compute
   int simulated_ranks = 0;

@@ -79,6 +79,9 @@ TEST_CASE("sim::job_inputs: DDP gradients in 25 MiB buckets: ceil(4e9 / 26,214,4
   CHECK(in.comm.layer_units == 0);
   CHECK(in.cluster.ranks == 16);
   CHECK(in.cluster.cpu_cores == 64);
+  gp::JobConfig limited = generic_job();
+  limited.container.cpus = 12.5;  // docker run --cpus=12.5
+  CHECK(make_step_input(limited, prediction(), profile(), constants(), notes).cluster.cpu_cores == 12.5);
   for (std::size_t i = 0; i + 1 < in.comm.grad_buckets.size(); ++i) CHECK(in.comm.grad_buckets[i].value() > 0);
   CHECK(in.comm.grad_buckets.back() < in.comm.grad_buckets.front());  // the remainder bucket is smaller
 }

@@ -206,4 +206,48 @@ TEST_CASE("sim::step: the symmetry shortcut agrees with simulating every rank") 
   CHECK(b.simulated_ranks == 8);
   CHECK(a.simulated_ranks == 64);
   CHECK(b.step_time.value() == Approx(a.step_time.value()).epsilon(0.01));
+  CHECK(b.straggler.value() == Approx(a.straggler.value()).epsilon(0.05));
+}
+
+TEST_CASE("sim::step: GPUs behind one PCIe switch share its uplink for host-to-device copies") {
+  StepSimInput in = one_rank(10, 20, 0);
+  in.cluster.ranks = 2;
+  in.cluster.ranks_per_node = 2;
+  in.cluster.cpu_cores = 8;
+  in.loader.synthetic = false;
+  in.loader.num_workers = 0;
+  in.loader.pin_memory = false;
+  in.loader.batch_cpu = Seconds::ms(10);
+  in.loader.batch_bytes = Bytes::gb(1);
+  in.loader.h2d_pinned = ByteRate::gbps(50);  // 1 GB alone: 20 ms; two at once on one uplink: 40 ms
+  SECTION("one switch per GPU") {
+    in.cluster.gpus_per_pcie_switch = 1;
+    CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(10 + 20 + 30).epsilon(1e-6));
+  }
+  SECTION("two GPUs behind one switch") {
+    in.cluster.gpus_per_pcie_switch = 2;
+    CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(10 + 40 + 30).epsilon(1e-6));
+  }
+  SECTION("pageable memory: the staging copy blocks the training process first") {
+    in.cluster.gpus_per_pcie_switch = 1;
+    in.loader.pageable_staging_cpu = Seconds::ms(5);
+    CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(10 + 5 + 20 + 30).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("sim::step: shortcut with one GPU per node keeps a normal rank beside the straggler proxy") {
+  StepSimInput in = one_rank(20, 40, 5);
+  in.compute.step_cv = 0.05;
+  in.cluster.ranks = 256;
+  in.cluster.ranks_per_node = 1;
+  in.comm.grad_buckets = {Seconds::ms(2)};
+  StepSimOptions cut = quick(400);
+  cut.full_ranks_limit = 8;
+  StepSimOptions full = quick(400);
+  full.force_full = true;
+  const auto b = simulate_steps(in, cut);
+  const auto a = simulate_steps(in, full);
+  CHECK(b.simulated_ranks == 2);
+  CHECK(b.step_time.value() == Approx(a.step_time.value()).epsilon(0.01));
+  CHECK(b.compute.value() == Approx(a.compute.value()).epsilon(0.01));  // the mean rank, not the slowest
 }
