@@ -53,7 +53,7 @@ std::optional<GpuSpec> read_gpu(ObjectReader& r) {
     pr.accept("int8");
     pr.finish();
   }
-  g.hbm = Bytes::gb(r.positive("hbm_GB", true).value_or(0));
+  g.hbm = Bytes::gib(r.positive("hbm_GiB", true).value_or(0));
   g.hbm_bw = ByteRate::gbps(r.positive("hbm_bw_GBps", true).value_or(0));
   g.sm_count = static_cast<int>(r.integer("sm_count", false, 1, 100000).value_or(0));
   g.nvlink_bw = ByteRate::gbps(r.number("nvlink_GBps", false, 0, kBig).value_or(0));

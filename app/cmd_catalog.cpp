@@ -43,12 +43,12 @@ void list(const Catalog& c, const std::string& kind, bool as_json) {
   Row head;
   json out = json::array();
   if (kind == "gpus") {
-    head = {"id", "bf16 TF/s", "fp32 TF/s", "HBM GB", "HBM GB/s", "NVLink GB/s", "TDP W", "as_of"};
+    head = {"id", "bf16 TF/s", "fp32 TF/s", "HBM GiB", "HBM GB/s", "NVLink GB/s", "TDP W", "as_of"};
     for (const auto& [id, g] : c.gpus) {
       auto pk = [&](Dtype d) { return g.peak_dense.count(d) ? g.peak_dense.at(d).tflops() : 0.0; };
-      rows.push_back({id, num(pk(Dtype::bf16), 1), num(pk(Dtype::fp32), 1), num(g.hbm.gb()), num(g.hbm_bw.gbps()),
+      rows.push_back({id, num(pk(Dtype::bf16), 1), num(pk(Dtype::fp32), 1), num(g.hbm.gib()), num(g.hbm_bw.gbps()),
                       num(g.nvlink_bw.gbps()), num(g.tdp.value()), g.prov.as_of});
-      out.push_back({{"id", id}, {"name", g.name}, {"bf16_tflops", pk(Dtype::bf16)}, {"hbm_GB", g.hbm.gb()},
+      out.push_back({{"id", id}, {"name", g.name}, {"bf16_tflops", pk(Dtype::bf16)}, {"hbm_GiB", g.hbm.gib()},
                      {"hbm_bw_GBps", g.hbm_bw.gbps()}, {"tdp_W", g.tdp.value()}, {"source", g.prov.source},
                      {"as_of", g.prov.as_of}});
     }

@@ -127,7 +127,7 @@ TEST_CASE("app::catalogs: GPU figures match datasheets and are internally ordere
   // NVIDIA H100 SXM datasheet: 989 dense bf16 TFLOP/s, 3.35 TB/s, 80 GB, 700 W; H200: 141 GB, 4.8 TB/s.
   CHECK(gpus.at("h100-sxm").at("peak_tflops").at("bf16").get<double>() == Approx(989));
   CHECK(gpus.at("h100-sxm").at("hbm_bw_GBps").get<double>() == Approx(3350));
-  CHECK(gpus.at("h200-sxm").at("hbm_GB").get<double>() == Approx(141));
+  CHECK(gpus.at("h200-sxm").at("hbm_GiB").get<double>() == Approx(141));
   CHECK(gpus.at("h200-sxm").at("hbm_bw_GBps").get<double>() == Approx(4800));
   for (const auto& [id, g] : gpus) {
     INFO("gpu " << id);

@@ -54,7 +54,7 @@ TEST_CASE("calibrate::profile_h200: identity matches the catalog", "[calibrate][
   // The runtime reported 150.1e9 bytes (139.8 GiB): more than "141 GB" read as decimal, so the datasheet figure
   // is in binary units. Bound the measurement by the figure read both ways.
   const double total = p["device"]["memory_total_bytes"].get<double>();
-  const double sold = g["hbm_GB"].get<double>();
+  const double sold = g["hbm_GiB"].get<double>();
   CHECK(total <= sold * 1024.0 * 1024.0 * 1024.0);
   CHECK(total > 0.9 * sold * 1e9);
 }
