@@ -234,7 +234,12 @@ JobEvents make_job_events(const JobConfig& job, const GpuProfile& profile, const
     const StorageSpec st = job.checkpoint.storage.value_or(job.cluster.storage);
     double bw = st.write_bw.value();
     if (st.shared && st.aggregate_bw.value() > 0) bw = std::min(bw, st.aggregate_bw.value() / writer_nodes);
-    const Seconds d2h = profile.d2h_pinned.value() > 0 ? per_gpu / profile.d2h_pinned : Seconds(0);
+    if (k.checkpoint_write_efficiency > 0) bw *= k.checkpoint_write_efficiency;
+    double d2h_rate = profile.d2h_pinned.value();
+    if (k.checkpoint_d2h_rate.value() > 0 && (d2h_rate <= 0 || k.checkpoint_d2h_rate.value() < d2h_rate)) {
+      d2h_rate = k.checkpoint_d2h_rate.value();
+    }
+    const Seconds d2h = d2h_rate > 0 ? per_gpu / ByteRate(d2h_rate) : Seconds(0);
     const Seconds write = bw > 0 ? per_node / ByteRate(bw) : Seconds(0);
     ev.checkpoint_stall = job.checkpoint.async ? d2h : Seconds(d2h + write + st.latency.p50);
   }
