@@ -1,0 +1,99 @@
+#include "app/cmd_calibrate_comm.hpp"
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/catalog_io.hpp"
+#include "calibrate/nccl_fit.hpp"
+#include "calibrate/nccl_io.hpp"
+
+namespace gp::app {
+
+namespace {
+
+struct CommCalOptions {
+  std::string nccl;
+  std::string instance;
+  std::string format = "table";
+  std::string fit_out;
+  double tolerance = 10.0;
+};
+
+int bad(const std::string& msg) {
+  std::cerr << "gpuplan calibrate comm: " << msg << "\n";
+  return kExitBadInput;
+}
+
+// The instance's intra-node link, checked against the measurement's GPU count.
+const InterconnectSpec* intra_link(const Catalog& cat, const CommCalOptions& o, int gpus, std::string& err) {
+  const InstanceSpec* inst = Catalog::find(cat.instances, o.instance);
+  if (!inst) {
+    err = "unknown instance \"" + o.instance + "\" (see `gpuplan catalog list instances`)";
+    return nullptr;
+  }
+  if (gpus > inst->gpus) {
+    err = o.nccl + " was measured on " + std::to_string(gpus) + " GPUs; instance \"" + inst->id + "\" has " +
+          std::to_string(inst->gpus);
+    return nullptr;
+  }
+  if (inst->intra_node.empty()) {
+    err = "instance \"" + inst->id + "\" has no intra-node interconnect";
+    return nullptr;
+  }
+  const InterconnectSpec* s = Catalog::find(cat.interconnects, inst->intra_node);
+  if (!s) err = "instance \"" + inst->id + "\" names unknown interconnect \"" + inst->intra_node + "\"";
+  return s;
+}
+
+int write_fit(const std::string& path, const nlohmann::ordered_json& j) {
+  std::ofstream f(path);
+  if (!f) return bad(path + ": cannot write the fit");
+  f << j.dump(2) << "\n";
+  return kExitOk;
+}
+
+int run(const CommCalOptions& o, CliContext& ctx) {
+  if (!(o.tolerance > 0)) return bad("--tolerance must be a positive percentage");
+  std::vector<std::string> errors;
+  const auto m = calibrate::load_nccl(o.nccl, errors);
+  for (const auto& e : errors) std::cerr << e << "\n";
+  if (!m) return kExitBadInput;
+  const auto cat = load_catalogs_or_report(ctx);
+  if (!cat) return kExitBadInput;
+  std::string err;
+  const InterconnectSpec* intra = intra_link(*cat, o, m->gpus, err);
+  if (!intra) return bad(err);
+  const collective::Topology t = calibrate::single_node_topology(*intra, m->gpus);
+  if (auto problem = collective::check(t)) return bad(*problem);
+  const auto cal = calibrate::calibrate_comm(*m, t, Bytes::mib(64), o.tolerance);
+  if (o.format == "json") std::cout << calibrate::render_comm_json(cal, *m).dump(2) << "\n";
+  else std::cout << calibrate::render_comm_table(cal, *m);
+  if (!o.fit_out.empty()) {
+    if (const int rc = write_fit(o.fit_out, calibrate::comm_fit_json(cal, *m, intra->id)); rc != kExitOk)
+      return rc;
+  }
+  if (cal.rows.empty()) return kExitOk;  // one GPU: a self-test, nothing to hold the model to
+  return cal.summary.pass ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace
+
+void add_calibrate_comm_command(CLI::App* calibrate, CliContext& ctx) {
+  auto o = std::make_shared<CommCalOptions>();
+  auto* cmd = calibrate->add_subcommand(
+      "comm", "Compare measured NCCL collectives (gpuplan-probe --nccl-only) with the collective model; fit it");
+  cmd->add_option("--nccl", o->nccl, "measured collectives JSON (gpuplan-nccl/1)")->required()->type_name("FILE");
+  cmd->add_option("--instance", o->instance, "catalog instance whose intra-node link the GPUs share")
+      ->required()
+      ->type_name("ID");
+  cmd->add_option("--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--tolerance", o->tolerance, "all-reduce busbw tolerance at >= 64 MiB, percent (default 10)");
+  cmd->add_option("--fit-out", o->fit_out, "write the fitted latency/efficiency per algorithm here (JSON)")
+      ->type_name("FILE");
+  cmd->callback([o, &ctx] { ctx.exit_code = run(*o, ctx); });
+}
+
+}  // namespace gp::app
