@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "app/cli.hpp"
+#include "app/cmd_calibrate_comm.hpp"  // issue 5: `calibrate comm`
 #include "calibrate/check.hpp"
 #include "calibrate/fit.hpp"
 #include "calibrate/profile_io.hpp"
@@ -129,6 +130,8 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");
   fit->callback([opts, &ctx] { ctx.exit_code = run_fit_command(*opts); });
+
+  add_calibrate_comm_command(cal, ctx);  // issue 5: app/cmd_calibrate_comm.cpp
 }
 
 }  // namespace gp::app
