@@ -41,7 +41,7 @@ if has nccl; then
     for n in $(printf '%s\n' "$NGPU" 4 2 | sort -rnu); do
       [ "$n" -gt "$NGPU" ] || [ "$n" -lt 2 ] && continue
       echo "== nccl over $n GPUs"
-      CUDA_VISIBLE_DEVICES=$(first "$n") timeout 100 "$BIN" --nccl-only --gpu-id h200-sxm \
+      CUDA_VISIBLE_DEVICES=$(first "$n") timeout 80 "$BIN" --nccl-only --gpu-id h200-sxm \
         --nccl-out "$OUT/nccl-h200x$n.json" --verbose 2>"$OUT/nccl-x$n.log"
       echo "nccl x$n rc=$?"
       tail -n 3 "$OUT/nccl-x$n.log"
@@ -52,7 +52,7 @@ if has ddp; then
   for n in 1 2 4 8; do
     [ "$n" -gt "$NGPU" ] && continue
     echo "== DDP on $n GPU(s)"
-    CUDA_VISIBLE_DEVICES=$(first "$n") PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 timeout 150 \
+    CUDA_VISIBLE_DEVICES=$(first "$n") PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 timeout 120 \
       torchrun --standalone --nproc_per_node "$n" tools/measure_ddp.py --out "$OUT/h200-ddp.jsonl" \
       --bucket-cap-mb "$BUCKET_CAP_MB" 2>"$OUT/ddp-x$n.log"
     echo "ddp x$n rc=$?"
