@@ -168,6 +168,7 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
   if (auto m = top.object("memory", false)) {
     fc.memory.fragmentation = m->number("fragmentation", false).value_or(fc.memory.fragmentation);
     if (auto g = m->number("context_default_gib", false)) fc.memory.context_default = Bytes::gib(*g);
+    if (auto w = m->number("workspace_mib", false)) fc.memory.workspace = Bytes::mib(*w);
   }
   if (doc.contains("fit")) fc.stats = doc["fit"];
   if (errors.size() != before) return std::nullopt;
@@ -208,7 +209,10 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
                     {"cpu_per_bwd_kernel_eager_us", c.cpu_per_bwd_kernel_eager.us()},
                     {"cpu_per_step_eager_us", c.cpu_per_step_eager.us()}};
   j["memory"] = {{"fragmentation", fc.memory.fragmentation},
-                 {"context_default_gib", fc.memory.context_default.gib()}};
+                 {"context_default_gib", fc.memory.context_default.gib()},
+                 {"workspace_mib", fc.memory.workspace.mib()},
+                 {"source", "assumptions, not fitted: 5% caching-allocator fragmentation allowance; 32 MiB cuBLAS "
+                            "workspace as PyTorch gives cuBLAS on Hopper (docs/calibration.md, probes)"}};
   if (!fc.stats.is_null()) j["fit"] = fc.stats;
   return j;
 }

@@ -33,7 +33,8 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   m.loss_transient = ops.loss_transient / static_cast<double>(std::max(1, par.tp));
   m.outputs_alive = ops.outputs_alive;
   m.backward_tail = ops.backward_tail;
-  const Bytes resident = m.weights + m.optimizer_states;
+  m.workspace = mc.workspace;
+  const Bytes resident = m.weights + m.optimizer_states + m.workspace;
   const Bytes start_bwd = resident + (step.grad_accum > 1 ? m.grads : Bytes(0)) + m.autocast_copies +
                           m.activations + m.loss_transient;
   const Bytes end_bwd = resident + m.grads + m.outputs_alive + m.backward_tail;

@@ -3,7 +3,7 @@
 //
 // Resident: fp32 weights W = 4P, gradients G = 4P, optimizer states S = s*P (AdamW 8, SGD-momentum 4,
 // SGD 0 bytes/param), each divided over data-parallel ranks by ZeRO stage / FSDP, and over tp*pp.
-// The peak is the larger of two moments:
+// The peak is the larger of two moments (both also hold the library workspace):
 //   start of backward: W + S + [G if accumulating] + [2P autocast weight copies, no checkpointing]
 //                      + saved activations + loss transient (logits, log-softmax output and grads)
 //   end of backward:   W + S + G + outputs kept alive by the loop + backward tail (dense embedding grad)
@@ -26,11 +26,12 @@ namespace gp {
 struct MemoryConstants {
   double fragmentation = 0.05;  // caching-allocator reserve beyond the allocated peak, as a fraction
   Bytes context_default = Bytes::gib(0.5);  // CUDA context when the profile does not say
+  Bytes workspace = Bytes::mib(32);         // cuBLAS workspace PyTorch allocates through its allocator (Hopper)
 };
 
 struct MemoryPrediction {
   Bytes weights, grads, optimizer_states, autocast_copies;
-  Bytes activations, loss_transient, outputs_alive, backward_tail;
+  Bytes activations, loss_transient, outputs_alive, backward_tail, workspace;
   Bytes peak_allocated;  // comparable with torch.cuda.max_memory_allocated
   Bytes peak_device;     // everything that must be resident at the peak (graph pool included)
   Bytes capacity;        // device memory minus CUDA context
