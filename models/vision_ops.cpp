@@ -68,6 +68,11 @@ class CnnBuilder {
     first_ = false;
     c_ = cout;
   }
+  // A conv bias (VGG): its parameters, and the bias add fused into the conv epilogue (no kernel).
+  void bias() {
+    params_ += c_;
+    tensors_ += 1;
+  }
   void bn() {
     const double n = size();
     // Training BatchNorm: statistics + normalise (2 kernels) and the num_batches_tracked increment.
@@ -158,6 +163,20 @@ class CnnBuilder {
     add_memory(out_.micro, std::string(name) + ".fwd", Phase::forward, Bytes(4 * (reads + 1) * n), 1);
     add_memory(out_.micro, std::string(name) + ".bwd", Phase::backward, Bytes(4 * (reads + 1) * n), 1);
   }
+  // Adaptive average pool to `hw` x `hw` and flatten (VGG's 7x7 before its classifier).
+  void pool_flatten(int hw) {
+    const double n = size();
+    add_memory(out_.micro, "adaptive_pool.fwd", Phase::forward, Bytes(a_ * n), 1);
+    add_memory(out_.micro, "adaptive_pool.bwd", Phase::backward, Bytes(a_ * n), 1);
+    c_ = c_ * hw * hw;
+    h_ = w_ = 1;
+  }
+  void dropout() {
+    const double n = size();
+    add_memory(out_.micro, "dropout.fwd", Phase::forward, Bytes(3 * a_ * n), 1, 2);
+    add_memory(out_.micro, "dropout.bwd", Phase::backward, Bytes(3 * a_ * n), 1);
+    saved_ += n;  // the mask
+  }
   void classifier(int classes) {
     const double n = size();
     add_memory(out_.micro, "avgpool.fwd", Phase::forward, Bytes(a_ * n), 1);
@@ -194,18 +213,20 @@ class CnnBuilder {
   double saved_ = 0, params_ = 0, tensors_ = 0;
 };
 
-void resnet(CnnBuilder& nb, const std::vector<int>& depth, bool bottleneck) {
+// ResNet v1.5 and its grouped / wide variants: bottleneck width = planes * width_per_group / 64 * groups.
+void resnet(CnnBuilder& nb, const std::vector<int>& depth, bool bottleneck, int groups = 1, int width_per_group = 64) {
   nb.conv(64, 7, 2); nb.bn(); nb.act(Act::relu); nb.maxpool();
   const int widths[4] = {64, 128, 256, 512};
   for (int st = 0; st < 4; ++st) {
     for (int i = 0; i < depth[st]; ++i) {
       const int stride = (i == 0 && st > 0) ? 2 : 1;
-      const int w = widths[st], out = bottleneck ? 4 * w : w;
+      const int planes = widths[st], out = bottleneck ? 4 * planes : planes;
+      const int w = bottleneck ? planes * width_per_group / 64 * groups : planes;
       const auto in = nb.state();
       const bool down = stride != 1 || in.c != out;
       if (bottleneck) {
         nb.conv(w, 1, 1); nb.bn(); nb.act(Act::relu);
-        nb.conv(w, 3, stride); nb.bn(); nb.act(Act::relu);
+        nb.conv(w, 3, stride, groups); nb.bn(); nb.act(Act::relu);
         nb.conv(out, 1, 1); nb.bn();
       } else {
         nb.conv(w, 3, stride); nb.bn(); nb.act(Act::relu);
@@ -286,6 +307,24 @@ void convnext(CnnBuilder& nb, const std::vector<int>& depths, const std::vector<
   nb.classifier(1000);
 }
 
+// VGG (Simonyan & Zisserman 2015; torchvision vgg11/13/16/19 without BN): 3x3 conv + ReLU stacks, max-pools,
+// then 25088 -> 4096 -> 4096 -> 1000 with dropout.
+void vgg(CnnBuilder& nb, const std::vector<int>& cfg) {
+  for (int c : cfg) {
+    if (c == 0) {
+      nb.maxpool();
+    } else {
+      nb.conv(c, 3, 1);
+      nb.bias();
+      nb.act(Act::relu);
+    }
+  }
+  nb.pool_flatten(7);
+  nb.linear(4096); nb.act(Act::relu); nb.dropout();
+  nb.linear(4096); nb.act(Act::relu); nb.dropout();
+  nb.linear(1000);
+}
+
 void mobilenet_v2(CnnBuilder& nb) {
   nb.conv(32, 3, 2); nb.bn(); nb.act(Act::relu6);
   const int cfg[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
@@ -340,6 +379,18 @@ const std::map<std::string, Arch>& architectures() {
       {"resnet50", [](CnnBuilder& b) { resnet(b, {3, 4, 6, 3}, true); }},
       {"resnet101", [](CnnBuilder& b) { resnet(b, {3, 4, 23, 3}, true); }},
       {"resnet152", [](CnnBuilder& b) { resnet(b, {3, 8, 36, 3}, true); }},
+      {"resnext50_32x4d", [](CnnBuilder& b) { resnet(b, {3, 4, 6, 3}, true, 32, 4); }},
+      {"resnext101_32x8d", [](CnnBuilder& b) { resnet(b, {3, 4, 23, 3}, true, 32, 8); }},
+      {"wide_resnet50_2", [](CnnBuilder& b) { resnet(b, {3, 4, 6, 3}, true, 1, 128); }},
+      {"wide_resnet101_2", [](CnnBuilder& b) { resnet(b, {3, 4, 23, 3}, true, 1, 128); }},
+      {"vgg11", [](CnnBuilder& b) { vgg(b, {64, 0, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0}); }},
+      {"vgg13", [](CnnBuilder& b) { vgg(b, {64, 64, 0, 128, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0}); }},
+      {"vgg16", [](CnnBuilder& b) {
+         vgg(b, {64, 64, 0, 128, 128, 0, 256, 256, 256, 0, 512, 512, 512, 0, 512, 512, 512, 0});
+       }},
+      {"vgg19", [](CnnBuilder& b) {
+         vgg(b, {64, 64, 0, 128, 128, 0, 256, 256, 256, 256, 0, 512, 512, 512, 512, 0, 512, 512, 512, 512, 0});
+       }},
       {"mobilenet_v2", [](CnnBuilder& b) { mobilenet_v2(b); }},
       {"densenet121", [](CnnBuilder& b) { densenet(b, {6, 12, 24, 16}); }},
       {"densenet169", [](CnnBuilder& b) { densenet(b, {6, 12, 32, 32}); }},

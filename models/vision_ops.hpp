@@ -12,7 +12,8 @@
 namespace gp {
 
 // True when build_cnn_ops knows the layer structure of this torchvision model id
-// (resnet18/34/50/101/152, densenet121/169/201, convnext_tiny/small/base, mobilenet_v2,
+// (resnet18/34/50/101/152, resnext50_32x4d, resnext101_32x8d, wide_resnet50_2/101_2, vgg11/13/16/19,
+// densenet121/169/201, convnext_tiny/small/base, mobilenet_v2,
 // mobilenet_v3_large, efficientnet_b0..b3).
 bool known_cnn(const std::string& id);
 

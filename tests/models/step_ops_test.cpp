@@ -56,7 +56,8 @@ TEST_CASE("models::step_ops: torchvision structures match published parameters a
   for (const Row& r : {Row{"resnet18", 11689512, 3.628}, Row{"resnet50", 25557032, 8.178},
                        Row{"resnet101", 44549160, 15.603}, Row{"resnet152", 60192808, 23.0},
                        Row{"mobilenet_v3_large", 5483032, 0.0}, Row{"efficientnet_b0", 5288548, 0.0},
-                       Row{"densenet121", 7978856, 5.74}}) {
+                       Row{"densenet121", 7978856, 5.74}, Row{"resnext50_32x4d", 25028904, 8.54},
+                       Row{"wide_resnet50_2", 68883240, 22.85}, Row{"vgg16", 138357544, 30.95}}) {
     INFO(r.id);
     const StepOps o = build_cnn_ops(cnn(r.id));
     CHECK(o.params == Approx(r.params).epsilon(0.001));
