@@ -39,6 +39,7 @@ sim::SimConstants read_sim_constants(const std::string& path, std::vector<std::s
     k.numa_remote_penalty = num("numa_remote_penalty");
     k.image_pull_rate = ByteRate(num("image_pull_MBps") * 1e6);
     k.image_unpack_rate = ByteRate(num("image_unpack_MBps") * 1e6);
+    k.framework_import = Seconds(num("framework_import_s"));
     k.checkpoint_d2h_rate = ByteRate(num("checkpoint_d2h_GBps") * 1e9);
     k.checkpoint_write_efficiency = num("checkpoint_write_efficiency");
     k.source = path;

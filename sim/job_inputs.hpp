@@ -21,6 +21,7 @@ struct SimConstants {
   double numa_remote_penalty = 0;   // slowdown of loader work on a remote NUMA node (0.2 = 20% slower)
   ByteRate image_pull_rate;         // registry download rate per node when the image gives none
   ByteRate image_unpack_rate;       // single-core layer decompression rate (compressed bytes per second)
+  Seconds framework_import;         // `import torch` in a fresh process, before CUDA initialisation
   ByteRate checkpoint_d2h_rate;     // torch.save's device-to-host copy (0: the profile's pinned rate)
   double checkpoint_write_efficiency = 0;  // achieved / raw storage write rate (0: 1)
   std::string source, as_of;

@@ -67,6 +67,7 @@ SimConstants constants() {
   k.numa_remote_penalty = 0.2;
   k.image_pull_rate = ByteRate(193e6);
   k.image_unpack_rate = ByteRate(97e6);
+  k.framework_import = Seconds(5);
   return k;
 }
 
@@ -147,7 +148,7 @@ TEST_CASE("sim::job_inputs: failure rate and start-up from their parts") {
   j.loader.worker_startup = Seconds(1);
   const JobEvents ev = make_job_events(j, profile(), constants(), Seconds(1));
   CHECK(ev.failures_per_hour == Approx(16.0 / 1000 + 2.0 / 500));
-  CHECK(ev.startup.value() == Approx(2.9e9 / 193e6 + 2.9e9 / 97e6 + 0.15 + 1));
+  CHECK(ev.startup.value() == Approx(2.9e9 / 193e6 + 2.9e9 / 97e6 + 5 + 0.15 + 1));
   CHECK(ev.restart.value() == Approx(600 + ev.startup.value()));
   j.pricing.plan = gp::PricingPlan::spot;
   j.reliability.spot_interruptions_per_day = 2;
