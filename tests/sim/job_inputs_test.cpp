@@ -154,3 +154,36 @@ TEST_CASE("sim::job_inputs: failure rate and start-up from their parts") {
   j.reliability.spot_interruptions_per_day = 2;
   CHECK(make_job_events(j, profile(), constants(), Seconds(1)).failures_per_hour == Approx(0.02 + 2.0 / 24));
 }
+
+TEST_CASE("sim::job_inputs: FSDP gathers per transformer layer; tensor parallelism all-reduces inside layers") {
+  gp::JobConfig j = generic_job();
+  j.step.model.family = gp::ModelFamily::gpt;
+  j.step.model.dims.layers = 12;
+  j.step.model.dims.d_model = 768;
+  j.step.model.dims.heads = 12;
+  j.step.model.dims.seq = 1024;
+  j.parallel.strategy = gp::DataParallel::fsdp;
+  std::vector<std::string> notes;
+  StepSimInput in = make_step_input(j, prediction(), profile(), constants(), notes);
+  CHECK(in.comm.layer_units == 12);
+  CHECK(in.comm.grad_buckets.empty());
+  CHECK(in.comm.unit_allgather.value() > 0);
+  CHECK(in.comm.unit_reduce_scatter.value() > 0);
+  CHECK(in.compute.gpu_optimizer.ms() == Approx(8.0 / 16));  // sharded over dp = 16
+  j.parallel.strategy = gp::DataParallel::ddp;
+  j.parallel.tp = 2;
+  j.parallel.dp = 8;
+  in = make_step_input(j, prediction(), profile(), constants(), notes);
+  CHECK(in.comm.tp_forward.value() > 0);
+  CHECK(in.comm.tp_backward.value() == Approx(in.comm.tp_forward.value()));
+}
+
+TEST_CASE("sim::job_inputs: an over-subscribed fabric slows every inter-node bucket") {
+  gp::JobConfig j = generic_job();
+  std::vector<std::string> notes;
+  const StepSimInput a = make_step_input(j, prediction(), profile(), constants(), notes);
+  j.cluster.oversubscription = 4;
+  const StepSimInput b = make_step_input(j, prediction(), profile(), constants(), notes);
+  REQUIRE(a.comm.grad_buckets.size() == b.comm.grad_buckets.size());
+  CHECK(b.comm.grad_buckets.front() > a.comm.grad_buckets.front() * 1.5);
+}
