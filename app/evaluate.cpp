@@ -39,6 +39,7 @@ JobResult not_predicted(const JobConfig& job, const std::string& why) {
   JobResult r;
   r.steps = job.length.total_steps(job.global_batch());
   r.bottleneck = "not-predicted";
+  r.fits = false;  // keeps it out of the recommendation (report::pick_best); the advice says why
   r.advice.push_back("not predicted: " + why);
   r.price_per_hour = cluster_price_per_hour(job);
   return r;
@@ -52,6 +53,11 @@ double peak_flops(const JobConfig& job) {
 
 JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptions& opts, std::string* trace,
                   std::vector<std::string>& notes, ConfigDetail* detail = nullptr) {
+  const Dtype dt = gemm_dtype(job.step.precision);
+  if (!job.cluster.gpu.peak_dense.count(dt)) {
+    return not_predicted(job, job.cluster.gpu.id + " has no " + to_string(dt) +
+                                  " tensor math (catalog peak_dense): choose another precision");
+  }
   std::string err;
   const DeviceBundle* dev = cache.get(job.cluster.gpu, err);
   if (!dev) return not_predicted(job, err);
