@@ -94,6 +94,7 @@ void add_calibrate_comm_command(CLI::App* calibrate, CliContext& ctx) {
   cmd->add_option("--fit-out", o->fit_out, "write the fitted latency/efficiency per algorithm here (JSON)")
       ->type_name("FILE");
   cmd->callback([o, &ctx] { ctx.exit_code = run(*o, ctx); });
+  add_calibrate_ddp_command(calibrate, ctx);
 }
 
 }  // namespace gp::app

@@ -1,0 +1,106 @@
+#include "calibrate/ddp_check.hpp"
+
+#include <vector>
+
+#include "sim/step_sim.hpp"
+
+namespace gp::calibrate {
+
+int record_gpus(const RunRecord& rec) {
+  const auto it = rec.input.find("gpus");
+  return it != rec.input.end() && it->is_number_integer() ? it->get<int>() : 1;
+}
+
+std::optional<ClusterConfig> single_node_cluster(const Catalog& cat, const std::string& instance_id, int gpus,
+                                                 std::string& error) {
+  const InstanceSpec* inst = Catalog::find(cat.instances, instance_id);
+  if (!inst) {
+    error = "unknown instance \"" + instance_id + "\"";
+    return std::nullopt;
+  }
+  const GpuSpec* gpu = Catalog::find(cat.gpus, inst->gpu);
+  const InterconnectSpec* intra = Catalog::find(cat.interconnects, inst->intra_node);
+  if (!gpu || (!intra && inst->gpus > 1)) {
+    error = "instance \"" + instance_id + "\" names an unknown GPU or intra-node link";
+    return std::nullopt;
+  }
+  if (gpus < 1 || gpus > inst->gpus) {
+    error = "instance \"" + instance_id + "\" has " + std::to_string(inst->gpus) + " GPUs, asked for " +
+            std::to_string(gpus);
+    return std::nullopt;
+  }
+  ClusterConfig c;
+  c.gpu = *gpu;
+  c.instance = *inst;
+  c.gpus_per_node = gpus;
+  c.nodes = 1;
+  c.cpu_cores_per_node = inst->vcpus;
+  if (intra) c.intra_node = *intra;
+  c.intra_node.nvls_efficiency = 0;
+  return c;
+}
+
+namespace {
+
+JobConfig ddp_job(const RunRecord& rec, const ClusterConfig& node, int gpus, double bucket_mib) {
+  JobConfig job;
+  job.id = rec.id;
+  job.step = rec.step;
+  job.parallel.dp = gpus;
+  job.parallel.strategy = DataParallel::ddp;
+  job.cluster = node;
+  job.cluster.gpus_per_node = gpus;
+  job.cluster.nodes = 1;
+  job.comm.bucket = Bytes::mib(bucket_mib);
+  job.comm.overlap = true;
+  job.loader.synthetic = true;
+  job.length.steps = 1;
+  return job;
+}
+
+// Why the record is not a single-node DDP record this predictor handles; empty when it is.
+std::string unsupported(const RunRecord& rec, int gpus, const ClusterConfig& node) {
+  const auto& in = rec.input;
+  if (in.value("parallel", std::string("ddp")) != "ddp") return "parallel other than ddp";
+  if (in.contains("nodes") && (!in["nodes"].is_number_integer() || in["nodes"].get<int>() != 1))
+    return "more than one node";
+  if (gpus < 1) return "gpus must be a positive integer";
+  if (node.instance && gpus > node.instance->gpus) return "more GPUs than the node has";
+  if (rec.data != "synthetic-on-gpu") return "DDP with a CPU data pipeline";
+  return "";
+}
+
+}  // namespace
+
+DdpPrediction predict_ddp_record(const RunRecord& rec, const DeviceModel& dev, const GpuProfile& profile,
+                                 const FitConstants& constants, const ClusterConfig& node,
+                                 const sim::SimConstants& k, int steps) {
+  DdpPrediction d;
+  d.gpus = record_gpus(rec);
+  if (rec.input.contains("bucket_cap_mb") && rec.input["bucket_cap_mb"].is_number())
+    d.bucket_mib = rec.input["bucket_cap_mb"].get<double>();
+  d.base = predict_train_record(rec, dev, profile, constants);
+  if (!d.base.step_ms) {
+    d.reason = d.base.reason;
+    return d;
+  }
+  if (const std::string why = unsupported(rec, d.gpus, node); !why.empty()) {
+    d.reason = why;
+    return d;
+  }
+  const JobConfig job = ddp_job(rec, node, d.gpus, d.bucket_mib);
+  std::vector<std::string> notes;
+  const sim::StepSimInput in = sim::make_step_input(job, d.base.step, profile, k, notes);
+  sim::StepSimOptions opt;
+  opt.steps = steps;
+  opt.seed = 1;
+  const sim::StepSimResult st = sim::simulate_steps(in, opt);
+  d.step_ms = st.step_time.ms();
+  d.compute = st.compute;
+  d.comm_exposed = st.comm_exposed;
+  d.comm_hidden = st.comm_hidden;
+  d.comm_total = st.comm_total;
+  return d;
+}
+
+}  // namespace gp::calibrate

@@ -1,0 +1,137 @@
+// Multi-GPU DDP records through the training-step simulation. Truths used: DDP on one GPU moves no gradients
+// (its step is the one-GPU step); ring all-reduce time grows with 2(n-1)/n, so on the same node the step does
+// not shrink from 2 to 4 to 8 GPUs; gradient all-reduce time is bounded by the closed-form time of all the
+// gradient bytes plus one hop-latency set per bucket; the last bucket cannot overlap backward, so some
+// communication is exposed; measured fields never change a prediction.
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "app/catalog_io.hpp"
+#include "calibrate/ddp_check.hpp"
+#include "calibrate/profile_io.hpp"
+#include "models/collective.hpp"
+#include "models/step_ops.hpp"
+
+namespace {
+
+using gp::calibrate::RunRecord;
+
+const std::string kSrc = GPUPLAN_SOURCE_DIR;
+
+std::string ddp_line(int gpus, const std::string& extra = "") {
+  return R"({"id": "ddp/gpt-1.3b-b8-s1024-bf16-g)" + std::to_string(gpus) +
+         R"(", "kind": "train", "model": "gpt", "size": "gpt-1.3b", "layers": 24, "d_model": 2048,
+     "heads": 16, "vocab": 50304, "seq": 1024, "batch": 8, "grad_accum": 1, "precision": "bf16",
+     "optimizer": "adamw-fused", "attention": "sdpa-causal", "activation_checkpointing": false,
+     "data": "synthetic-on-gpu", "tied_embeddings": true, "gpus": )" + std::to_string(gpus) +
+         R"(, "nodes": 1, "parallel": "ddp", "bucket_cap_mb": 25)" + extra + "}";
+}
+
+RunRecord record(const std::string& line) {
+  std::vector<std::string> errors;
+  auto runs = gp::calibrate::parse_runs({line}, "synthetic.jsonl", errors);
+  INFO((errors.empty() ? std::string() : errors.front()));
+  REQUIRE(errors.empty());
+  REQUIRE(runs.size() == 1);
+  return runs.front();
+}
+
+struct Fixture {
+  gp::GpuProfile profile;
+  gp::calibrate::FitConstants constants;
+  gp::DeviceModel dev;
+  gp::Catalog cat;
+  gp::sim::SimConstants k;  // no per-step noise: deterministic steps
+  Fixture() {
+    std::vector<std::string> errors;
+    auto p = gp::calibrate::load_profile(kSrc + "/calibrate/profiles/h200.json", errors);
+    auto c = gp::calibrate::load_constants(kSrc + "/calibrate/profiles/fit-h200.json", errors);
+    REQUIRE(errors.empty());
+    REQUIRE(p);
+    REQUIRE(c);
+    profile = *p;
+    constants = *c;
+    dev = gp::make_device_model(profile);
+    gp::app::Diagnostics diags;
+    cat = gp::app::load_catalogs(kSrc + "/catalogs", {}, diags);
+  }
+  gp::calibrate::DdpPrediction predict(const RunRecord& rec) {
+    std::string err;
+    const auto node = gp::calibrate::single_node_cluster(cat, "coreweave-8x-h200", gp::calibrate::record_gpus(rec),
+                                                         err);
+    INFO(err);
+    REQUIRE(node);
+    return gp::calibrate::predict_ddp_record(rec, dev, profile, constants, *node, k, 50);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("calibrate::ddp_check: DDP on one GPU is the one-GPU step", "[calibrate][ddp]") {
+  Fixture f;
+  const auto d = f.predict(record(ddp_line(1)));
+  REQUIRE(d.step_ms);
+  REQUIRE(d.base.step_ms);
+  CHECK(*d.step_ms == Approx(*d.base.step_ms).epsilon(0.01));
+  CHECK(d.comm_total.value() == 0);
+}
+
+TEST_CASE("calibrate::ddp_check: 2, 4, 8 GPUs of an H200 node", "[calibrate][ddp]") {
+  Fixture f;
+  double prev = 0;
+  for (int g : {2, 4, 8}) {
+    const RunRecord rec = record(ddp_line(g));
+    const auto d = f.predict(rec);
+    INFO(g << " GPUs: " << d.reason);
+    REQUIRE(d.step_ms);
+    CHECK(d.gpus == g);
+    CHECK(*d.step_ms >= *d.base.step_ms * 0.999);
+    CHECK(*d.step_ms >= prev * 0.999);
+    prev = *d.step_ms;
+    // All gradient bytes (fp32, 4 bytes per parameter) as one all-reduce on this node, NVLS off ...
+    std::string err;
+    const auto node = gp::calibrate::single_node_cluster(f.cat, "coreweave-8x-h200", g, err);
+    const auto topo = gp::collective::topology_from(*node);
+    const gp::Bytes grads(4.0 * gp::build_step_ops(rec.step).params);
+    const auto whole = gp::collective::estimate(gp::collective::Op::all_reduce, grads, topo);
+    const double buckets = grads.value() / gp::Bytes::mib(25).value() + 1;
+    const double hops = 2.0 * (g - 1);  // ring all-reduce hops per bucket
+    // ... bounds the bucketed collectives from below, and with one latency set per bucket from above.
+    CHECK(d.comm_total.value() >= whole.time.value() * 0.99);
+    CHECK(d.comm_total.value() <= whole.time.value() + buckets * hops * topo.intra.hop_latency.value() * 1.01);
+    CHECK(d.comm_exposed.value() > 0);
+    CHECK(d.comm_hidden.value() > 0);
+    CHECK(*d.step_ms - *d.base.step_ms <= d.comm_total.ms() * 1.01);
+  }
+}
+
+TEST_CASE("calibrate::ddp_check: measured fields do not change the prediction", "[calibrate][ddp]") {
+  Fixture f;
+  const auto a = f.predict(record(ddp_line(8)));
+  const auto b = f.predict(record(ddp_line(8, R"(, "step_ms": 999.0, "step_ms_per_rank": [1, 2], "peak_mem_gib": 3)")));
+  REQUIRE(a.step_ms);
+  REQUIRE(b.step_ms);
+  CHECK(*a.step_ms == *b.step_ms);
+}
+
+TEST_CASE("calibrate::ddp_check: records it cannot express say why", "[calibrate][ddp]") {
+  Fixture f;
+  std::string line = ddp_line(8);
+  auto multi = line;
+  multi.replace(multi.find(R"("nodes": 1)"), 10, R"("nodes": 2)");
+  const auto d = f.predict(record(multi));
+  CHECK_FALSE(d.step_ms);
+  CHECK(d.reason == "more than one node");
+  auto fsdp = line;
+  fsdp.replace(fsdp.find(R"("parallel": "ddp")"), 17, R"("parallel": "fsdp")");
+  const auto e = f.predict(record(fsdp));
+  CHECK_FALSE(e.step_ms);
+  CHECK(e.reason == "parallel other than ddp");
+
+  std::string err;
+  CHECK_FALSE(gp::calibrate::single_node_cluster(f.cat, "coreweave-8x-h200", 9, err));
+  CHECK(err.find("has 8 GPUs") != std::string::npos);
+  CHECK_FALSE(gp::calibrate::single_node_cluster(f.cat, "no-such-node", 2, err));
+  CHECK(err.find("unknown instance") != std::string::npos);
+}
