@@ -5,6 +5,7 @@
 #include <coroutine>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <string>
 
 #include "sim/cpu_pool.hpp"
@@ -88,6 +89,7 @@ struct Shared {
   std::unique_ptr<Signal> group_sig;
   std::vector<SimTime> step_end;         // per step: latest end over ranks
   int finished = 0;
+  std::vector<const Rank*> traced;       // ranks whose spans are recorded
   std::int64_t others = 1;  // ranks the straggler proxy stands for
   std::vector<TraceSpan> trace;
 
@@ -133,7 +135,7 @@ SimTime sharded_backward(SimTime compute, const CommWork& c) {
 
 // End of the gradient collectives of one step, once every rank has started its last backward; also
 // records how much of the collectives' time fell inside each rank's backward (hidden by overlap).
-SimTime bucket_chain_end(StepGroup& g, const CommWork& c) {
+SimTime bucket_chain_end(StepGroup& g, const CommWork& c, std::vector<std::pair<SimTime, SimTime>>* spans) {
   const std::size_t nb = c.grad_buckets.size();
   SimTime t = 0;
   double hidden = 0;
@@ -145,6 +147,7 @@ SimTime bucket_chain_end(StepGroup& g, const CommWork& c) {
     }
     const SimTime begin = std::max(t, ready);
     t = begin + ns(c.grad_buckets[k]);
+    if (spans) spans->emplace_back(begin, t);
     for (std::size_t r = 0; r < g.start.size(); ++r) {
       const SimTime inside = std::min(t, g.start[r] + g.duration[r]) - begin;
       if (inside > 0) hidden += to_seconds(inside).value();
@@ -266,7 +269,12 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
         g.start.push_back(sim.now());
         g.duration.push_back(db);
         if (++g.arrived == sh->sim_ranks) {
-          g.end = bucket_chain_end(g, K);
+          std::vector<std::pair<SimTime, SimTime>> spans;
+          const bool trace = s < sh->opt->trace_steps && !sh->traced.empty();
+          g.end = bucket_chain_end(g, K, trace ? &spans : nullptr);
+          for (const Rank* t : sh->traced) {
+            for (const auto& [b, e] : spans) sh->span(*t, "gradient collective", TraceLane::comm, b, e - b, s);
+          }
           sh->group_sig->notify();
         }
       }
@@ -284,7 +292,7 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       const SimTime t0 = sim.now();
       while (!g.end) co_await sh->group_sig->wait();
       if (*g.end > sim.now()) co_await sim.delay(*g.end - sim.now());
-      sh->span(*r, "wait gradients", TraceLane::comm, t0, sim.now() - t0, s);
+      sh->span(*r, "wait gradients", TraceLane::gpu, t0, sim.now() - t0, s);
       hidden += g.hidden;
     }
     if (K.pp_stages > 1) {
@@ -375,6 +383,9 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
     }
   }
   sh.sim_ranks = static_cast<int>(ranks.size());
+  for (const auto& r : ranks) {
+    if (r->traced) sh.traced.push_back(r.get());
+  }
   sh.others = in.cluster.ranks - sh.sim_ranks + 1;
   res.simulated_ranks = sh.sim_ranks;
   sh.grads.resize(static_cast<std::size_t>(sh.total_steps));

@@ -123,4 +123,5 @@ TEST_CASE("app::evaluate: --trace writes Chrome trace JSON with every simulated 
   }
   CHECK(trace.find("\"name\":\"backward\"") != std::string::npos);
   CHECK(trace.find("\"name\":\"wait gradients\"") != std::string::npos);
+  CHECK(trace.find("\"name\":\"gradient collective\"") != std::string::npos);
 }
