@@ -1,7 +1,6 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
-#include <filesystem>
 #include <iostream>
 
 #include "calibrate/check.hpp"
@@ -12,7 +11,8 @@
 
 namespace {
 const std::string kRuns = std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/measured/h200-2026-12.jsonl";
-const std::string kProfile = std::string(GPUPLAN_TEST_DATA) + "/h200-provisional-profile.json";
+const std::string kProfile = std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles/h200.json";
+const std::string kFit = std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles/fit-h200.json";
 }  // namespace
 
 TEST_CASE("calibrate::loader_check: CPU JPEG pipeline records through the data-loader simulation") {
@@ -21,12 +21,9 @@ TEST_CASE("calibrate::loader_check: CPU JPEG pipeline records through the data-l
   auto profile = gp::calibrate::load_profile(kProfile, errors);
   REQUIRE(profile);
   REQUIRE_FALSE(runs.empty());
-  gp::calibrate::FitConstants constants;
-  const std::string fit = std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles/fit-h200-sxm.json";
-  if (std::filesystem::exists(fit)) {
-    if (auto c = gp::calibrate::load_constants(fit, errors)) constants = *c;
-  }
-  const auto rep = gp::calibrate::run_check(runs, *profile, constants, 10.0);
+  auto constants = gp::calibrate::load_constants(kFit, errors);
+  REQUIRE(constants);
+  const auto rep = gp::calibrate::run_check(runs, *profile, *constants, 10.0);
   const auto s = gp::calibrate::summarize_loader(rep);
   for (const auto& e : s.records) {
     std::cout << "loader check " << e.id << ": measured " << e.measured_samples_per_s << " samples/s, predicted "
@@ -46,7 +43,9 @@ TEST_CASE("calibrate::loader_check: more workers, more samples per second until 
   auto profile = gp::calibrate::load_profile(kProfile, errors);
   REQUIRE(profile);
   auto runs = gp::calibrate::load_runs(kRuns, errors);
-  const auto rep = gp::calibrate::run_check(runs, *profile, gp::calibrate::FitConstants{}, 10.0);
+  auto constants = gp::calibrate::load_constants(kFit, errors);
+  REQUIRE(constants);
+  const auto rep = gp::calibrate::run_check(runs, *profile, *constants, 10.0);
   double prev = 0;
   for (int w : {1, 2, 4, 6, 8, 12, 15}) {
     for (const auto& e : gp::calibrate::summarize_loader(rep).records) {
