@@ -47,7 +47,7 @@ struct Column {
 const std::vector<Column> kCols = {
     {"id", 5, true},        {"gpus", 5, false},     {"cluster", 18, true}, {"step s", 7, false},
     {"samp/s", 8, false},   {"train h", 8, false},  {"cost", 8, false},    {"busy", 4, false},
-    {"mfu", 4, false},      {"GiB", 5, false},      {"fit", 3, true},      {"bottleneck", 12, true}};
+    {"mfu", 4, false},      {"GiB", 5, false},      {"fit", 3, true},      {"bottleneck", 13, true}};
 
 std::vector<std::string> table_cells(const ConfigOutcome& c) {
   const auto& r = c.result;
@@ -62,7 +62,7 @@ std::vector<std::string> table_cells(const ConfigOutcome& c) {
           r.fits ? fixed(100 * r.mfu, 0) + "%" : "-",
           fixed(r.memory_per_gpu.gib(), 1),
           r.fits ? "yes" : "NO",
-          cut(r.bottleneck, 12)};
+          cut(r.bottleneck, 13)};
 }
 
 std::string pad(const std::string& s, int w, bool left) {
