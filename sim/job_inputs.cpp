@@ -21,7 +21,7 @@ double model_params(const JobConfig& job) {
 int transformer_layers(const ModelSpec& m) { return m.dims.layers > 0 && m.dims.d_model > 0 ? m.dims.layers : 0; }
 
 // The data-parallel group as a topology: dp ranks, as many per node as the node holds after tensor
-// (and, in one node, pipeline) parallelism.
+// (and, in one node, pipeline) parallelism, with that share of the node's NIC bandwidth.
 collective::Topology dp_topology(const JobConfig& job) {
   collective::Topology t = collective::topology_from(job.cluster);
   const auto& p = job.parallel;
@@ -30,6 +30,9 @@ collective::Topology dp_topology(const JobConfig& job) {
   const int per_node = std::clamp(g / std::max(1, p.tp * pp_in_node), 1, std::max(1, p.dp));
   t.gpus_per_node = per_node;
   t.nodes = (p.dp + per_node - 1) / per_node;
+  // All g GPUs of a node run their data-parallel collectives at once (one group per tensor/pipeline
+  // shard), so this group gets its share of the node's NICs.
+  if (g > per_node) t.node_network_bw = t.node_network_bw * (static_cast<double>(per_node) / g);
   return t;
 }
 

@@ -187,3 +187,19 @@ TEST_CASE("sim::job_inputs: an over-subscribed fabric slows every inter-node buc
   REQUIRE(a.comm.grad_buckets.size() == b.comm.grad_buckets.size());
   CHECK(b.comm.grad_buckets.front() > a.comm.grad_buckets.front() * 1.5);
 }
+
+TEST_CASE("sim::job_inputs: tensor-parallel shards share the node's NICs for their data-parallel all-reduces") {
+  // tp=2 halves the data-parallel ranks per node, and each of the two groups gets half the NIC: the
+  // inter-node bandwidth per GPU stays that of tp=1, so a bucket does not get faster (it would, 2x on the
+  // network phase, if each group had the whole NIC).
+  gp::JobConfig j = generic_job();
+  j.comm.bucket = Bytes::mib(200);
+  j.comm.algorithm = gp::CollectiveAlgo::ring;
+  std::vector<std::string> notes;
+  const Seconds t1 = make_step_input(j, prediction(), profile(), constants(), notes).comm.grad_buckets.front();
+  j.parallel.tp = 2;
+  j.parallel.dp = 8;
+  j.comm.bucket = Bytes::mib(100);  // the same share of the (halved) gradients per bucket
+  const Seconds t2 = make_step_input(j, prediction(), profile(), constants(), notes).comm.grad_buckets.front();
+  CHECK(t2.value() >= 0.45 * t1.value());  // half the bytes over the same per-GPU network rate
+}
