@@ -3,6 +3,7 @@
 // add_calibrate_comm_command (app/cmd_calibrate_comm.cpp), so `calibrate` needs one hook for both.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,8 @@
 #include "app/cmd_calibrate_comm.hpp"
 #include "app/profile_cache.hpp"
 #include "calibrate/ddp_check.hpp"
+#include "calibrate/fit.hpp"
+#include "calibrate/profile_io.hpp"
 
 namespace gp::app {
 
@@ -21,6 +24,8 @@ namespace {
 struct DdpOptions {
   std::string runs;
   std::string instance = "coreweave-8x-h200";
+  std::string profile = "calibrate/profiles/h200.json";
+  std::string constants;  // default: fit-<profile stem>.json beside the profile
   std::string format = "table";
   double tolerance = 10.0;
 };
@@ -79,9 +84,20 @@ int run(const DdpOptions& o, CliContext& ctx) {
   std::string err;
   const auto probe_node = calibrate::single_node_cluster(*cat, o.instance, 1, err);
   if (!probe_node) return bad(err);
-  ProfileCache cache(default_profiles_dir(), *cat);
-  const DeviceBundle* dev = cache.get(probe_node->gpu, err);
-  if (!dev) return bad(err);
+  // Profile and fitted constants as `calibrate check` reads them; simulation constants from their folder.
+  const std::filesystem::path pp(o.profile);
+  const std::string cpath =
+      o.constants.empty() ? (pp.parent_path() / ("fit-" + pp.stem().string() + ".json")).string() : o.constants;
+  const auto profile = calibrate::load_profile(o.profile, errors);
+  const auto constants = calibrate::load_constants(cpath, errors);
+  for (const auto& e : errors) std::cerr << e << "\n";
+  if (!profile || !constants) return kExitBadInput;
+  if (profile->gpu_id != probe_node->gpu.id)
+    return bad(o.profile + " is a profile of \"" + profile->gpu_id + "\"; instance \"" + o.instance + "\" has \"" +
+               probe_node->gpu.id + "\"");
+  const DeviceModel device = make_device_model(*profile);
+  ProfileCache cache(pp.parent_path().string(), *cat);
+  for (const auto& n : cache.sim_notes()) std::cerr << "note: " << n << "\n";
   std::vector<Row> rows;
   double sum = 0;
   int n = 0;
@@ -94,8 +110,7 @@ int run(const DdpOptions& o, CliContext& ctx) {
       r.pred.gpus = g;
       r.pred.reason = err;
     } else {
-      r.pred = calibrate::predict_ddp_record(rec, dev->device, dev->profile, dev->constants, *node,
-                                             cache.sim_constants());
+      r.pred = calibrate::predict_ddp_record(rec, device, *profile, *constants, *node, cache.sim_constants());
     }
     if (r.pred.step_ms && rec.measured.step_ms) {
       r.err_pct = 100.0 * (*r.pred.step_ms - *rec.measured.step_ms) / *rec.measured.step_ms;
@@ -122,6 +137,8 @@ void add_calibrate_ddp_command(CLI::App* calibrate, CliContext& ctx) {
   cmd->add_option("--runs", o->runs, "measured runs, JSON lines (tools/measure_ddp.py)")->required();
   cmd->add_option("--instance", o->instance, "catalog instance of the measured node (default coreweave-8x-h200)")
       ->type_name("ID");
+  cmd->add_option("--profile", o->profile, "GPU profile JSON (default calibrate/profiles/h200.json)");
+  cmd->add_option("--constants", o->constants, "fitted constants (default: fit-<profile>.json beside it)");
   cmd->add_option("--tolerance", o->tolerance, "step-time MAPE tolerance over gpus > 1, percent (default 10)");
   cmd->add_option("--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}));
   cmd->callback([o, &ctx] { ctx.exit_code = run(*o, ctx); });

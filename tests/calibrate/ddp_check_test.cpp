@@ -3,7 +3,12 @@
 // not shrink from 2 to 4 to 8 GPUs; gradient all-reduce time is bounded by the closed-form time of all the
 // gradient bytes plus one hop-latency set per bucket; the last bucket cannot overlap backward, so some
 // communication is exposed; measured fields never change a prediction.
+#include <sys/wait.h>
+
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -134,4 +139,40 @@ TEST_CASE("calibrate::ddp_check: records it cannot express say why", "[calibrate
   CHECK(err.find("has 8 GPUs") != std::string::npos);
   CHECK_FALSE(gp::calibrate::single_node_cluster(f.cat, "no-such-node", 2, err));
   CHECK(err.find("unknown instance") != std::string::npos);
+}
+
+namespace {
+
+int run_status(const std::string& args, std::string& out) {
+  const std::string cmd = std::string(GPUPLAN_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+}  // namespace
+
+TEST_CASE("app::calibrate ddp: a far-off measurement fails, bad input exits 2", "[cli][calibrate][ddp]") {
+  const auto path = std::filesystem::temp_directory_path() / "gpuplan-ddp-test.jsonl";
+  auto one_line = [](std::string s) {  // JSONL: one record per line
+    for (char& ch : s)
+      if (ch == '\n') ch = ' ';
+    return s;
+  };
+  std::ofstream(path) << one_line(ddp_line(8, R"(, "step_ms": 100000.0)")) << "\n" << one_line(ddp_line(1)) << "\n";
+  std::string out;
+  CHECK(run_status("calibrate ddp --runs " + path.string() + " --profile " + kSrc +
+                       "/calibrate/profiles/h200.json",
+                   out) == 1);
+  INFO(out);
+  CHECK(out.find("over 1 multi-GPU records") != std::string::npos);
+  CHECK(out.find("FAIL") != std::string::npos);
+  out.clear();
+  CHECK(run_status("calibrate ddp --runs /nonexistent.jsonl", out) == 2);
+  out.clear();
+  CHECK(run_status("calibrate ddp --runs " + path.string() + " --instance no-such-node", out) == 2);
+  CHECK(out.find("unknown instance") != std::string::npos);
 }
