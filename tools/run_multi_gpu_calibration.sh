@@ -5,7 +5,8 @@
 # Steps (STEPS env, default all):
 #   nccl   gpuplan-probe --nccl-only over all visible GPUs, then over the first 4 and the first 2
 #          (CUDA_VISIBLE_DEVICES) -> $OUT/nccl-h200x{8,4,2}.json (schema gpuplan-nccl/1)
-#   ddp    tools/measure_ddp.py under torchrun for N = 1, 2, 4, 8 GPUs (those available)
+#   ddp    tools/measure_ddp.py under torchrun (python3 -m torch.distributed.run: no PATH needed) for
+#          N = 1, 2, 4, 8 GPUs (those available)
 #          -> $OUT/h200-ddp.jsonl (one record per model and N)
 # nvidia-smi topo -m goes to $OUT/topo.txt, nvidia-smi dmon to $OUT/dmon.txt. Each step has its own time limit,
 # so one failure does not cost the others. Total: about 7 minutes on 8 GPUs (under the 10-minute call limit).
@@ -53,7 +54,7 @@ if has ddp; then
     [ "$n" -gt "$NGPU" ] && continue
     echo "== DDP on $n GPU(s)"
     CUDA_VISIBLE_DEVICES=$(first "$n") PYTHONUNBUFFERED=1 OMP_NUM_THREADS=1 timeout 120 \
-      torchrun --standalone --nproc_per_node "$n" tools/measure_ddp.py --out "$OUT/h200-ddp.jsonl" \
+      python3 -m torch.distributed.run --standalone --nproc_per_node "$n" tools/measure_ddp.py --out "$OUT/h200-ddp.jsonl" \
       --bucket-cap-mb "$BUCKET_CAP_MB" 2>"$OUT/ddp-x$n.log"
     echo "ddp x$n rc=$?"
     tail -n 4 "$OUT/ddp-x$n.log"
