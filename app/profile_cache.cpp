@@ -106,8 +106,9 @@ ProfileCache::ProfileCache(std::string dir, const Catalog& cat) : dir_(std::move
     std::vector<std::string> errors;
     auto p = calibrate::load_profile(f, errors);
     if (!p || p->gpu_id.empty() || p->derived) continue;
-    if (profile_files_.emplace(p->gpu_id, f).second) profiles_.emplace(p->gpu_id, std::move(*p));
-    profile_by_name[name] = p->gpu_id;
+    const std::string gpu_id = p->gpu_id;  // read before the profile is moved into the map
+    if (profile_files_.emplace(gpu_id, f).second) profiles_.emplace(gpu_id, std::move(*p));
+    profile_by_name[name] = gpu_id;
   }
   for (const std::string& f : files) {
     if (fs::path(f).filename().string().rfind("fit-", 0) != 0) continue;

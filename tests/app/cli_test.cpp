@@ -123,3 +123,13 @@ TEST_CASE("app::cli: catalog list prints every kind", "[cli]") {
   }
   CHECK(gpuplan("catalog list gpu").code == 2);
 }
+
+TEST_CASE("app::cli: run uses the calibrated H200 model (a measured single-GPU step within 10%)", "[cli]") {
+  // Independent truth: the measured reference run of the same configuration, 107.966 ms per step.
+  auto r = gpuplan("run tests/data/h200-gpt-350m-b16.json --no-db --format json");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  const double step_ms = j["configs"][0]["step_time_s"].get<double>() * 1000;
+  CHECK(step_ms == Approx(107.966).epsilon(0.10));
+}
