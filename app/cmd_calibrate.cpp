@@ -24,7 +24,15 @@ struct CalibrateOptions {
   std::string out;
   bool loo = false;
   bool gemm_loo = false;
+  bool loso = false;                  // fit: leave-one-session-out over the runs files
+  std::vector<std::string> fit_runs;  // fit: one or more runs files (sessions), fitted together
 };
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : " + ") + x;
+  return s;
+}
 
 std::string default_constants_path(const std::string& profile) {
   const std::filesystem::path p(profile);
@@ -62,8 +70,14 @@ int run_check_command(const CalibrateOptions& o) {
 int run_fit_command(const CalibrateOptions& o) {
   std::vector<std::string> errors;
   auto profile = calibrate::load_profile(o.profile, errors);
-  auto runs = calibrate::load_runs(o.runs, errors);
+  std::vector<std::vector<calibrate::RunRecord>> sessions;
+  std::vector<calibrate::RunRecord> runs;
+  for (const auto& f : o.fit_runs) {
+    sessions.push_back(calibrate::load_runs(f, errors));
+    runs.insert(runs.end(), sessions.back().begin(), sessions.back().end());
+  }
   if (!report(errors) || !profile) return kExitBadInput;
+  const std::string runs_names = join(o.fit_runs);
   const DeviceModel dev = make_device_model(*profile);
   nlohmann::json gemm_stats;
   if (o.gemm_loo) {
@@ -80,15 +94,25 @@ int run_fit_command(const CalibrateOptions& o) {
   fc.compute = res.constants;
   fc.compute.source =
       "gpuplan calibrate fit: Levenberg-Marquardt least squares of ln(predicted/measured) step time over the "
-      "GPU-bound train records of " + o.runs + " with profile " + o.profile + " (docs/calibration.md#method)";
+      "GPU-bound train records of " + runs_names + " with profile " + o.profile + " (docs/calibration.md#method)";
   fc.compute.as_of = profile->measured_on;
   fc.profile = o.profile;
-  fc.runs = o.runs;
+  fc.runs = runs_names;
   fc.stats = {{"records", res.records.size()}, {"mape_pct", res.mape_pct}, {"iterations", res.iterations}};
   if (!gemm_stats.is_null()) fc.stats["gemm_surface"] = gemm_stats;
   if (o.loo) {
     fc.stats["loo_mape_pct"] = res.loo_mape_pct;
     fc.stats["loo_max_abs_err_pct"] = res.loo_max_pct;
+  }
+  if (o.loso && sessions.size() >= 2) {
+    nlohmann::json loso = nlohmann::json::array();
+    for (const auto& e : calibrate::leave_one_session_out(sessions, o.fit_runs, dev, ComputeConstants{})) {
+      loso.push_back({{"held_out", e.name}, {"records", e.records}, {"mape_pct", e.mape_pct},
+                      {"max_abs_err_pct", e.max_pct}});
+      std::cerr << "leave-one-session-out: " << e.name << "  records " << e.records << "  MAPE " << e.mape_pct
+                << "%  largest " << e.max_pct << "%\n";
+    }
+    fc.stats["leave_one_session_out"] = loso;
   }
   for (const auto& r : res.records)
     std::cerr << r.id << "  measured " << r.measured_ms << "  fitted " << r.fitted_ms
@@ -125,9 +149,11 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
 
   auto* fit = cal->add_subcommand("fit", "Fit the compute model's global constants over measured runs");
   fit->add_option("--profile", opts->profile, "GPU profile JSON")->required();
-  fit->add_option("--runs", opts->runs, "measured runs, JSON lines")->required();
+  fit->add_option("--runs", opts->fit_runs, "measured runs, JSON lines; repeat for several sessions (fitted together)")
+      ->required();
   fit->add_option("--out", opts->out, "write the constants here (default: stdout)");
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
+  fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");
   fit->callback([opts, &ctx] { ctx.exit_code = run_fit_command(*opts); });
 

@@ -138,6 +138,31 @@ FitResult fit_compute_constants(const std::vector<RunRecord>& runs, const Device
   return res;
 }
 
+std::vector<SessionError> leave_one_session_out(const std::vector<std::vector<RunRecord>>& sessions,
+                                                const std::vector<std::string>& names, const DeviceModel& dev,
+                                                const ComputeConstants& start) {
+  std::vector<SessionError> out;
+  for (std::size_t s = 0; s < sessions.size(); ++s) {
+    std::vector<RunRecord> rest;
+    for (std::size_t o = 0; o < sessions.size(); ++o)
+      if (o != s) rest.insert(rest.end(), sessions[o].begin(), sessions[o].end());
+    const ComputeConstants c = fit_compute_constants(rest, dev, start, false).constants;
+    SessionError e;
+    e.name = s < names.size() ? names[s] : std::to_string(s);
+    double sum = 0;
+    for (const RunRecord* r : fit_records(sessions[s])) {
+      const double pred = predict_step(r->step, dev, c).total.ms();
+      const double err = std::abs(pct(pred, *r->measured.step_ms));
+      sum += err;
+      e.max_pct = std::max(e.max_pct, err);
+      ++e.records;
+    }
+    if (e.records > 0) e.mape_pct = sum / static_cast<double>(e.records);
+    out.push_back(e);
+  }
+  return out;
+}
+
 std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std::string& file,
                                             std::vector<std::string>& errors) {
   const std::size_t before = errors.size();

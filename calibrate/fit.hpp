@@ -56,4 +56,18 @@ std::vector<const RunRecord*> fit_records(const std::vector<RunRecord>& runs);
 FitResult fit_compute_constants(const std::vector<RunRecord>& runs, const DeviceModel& dev,
                                 const ComputeConstants& start, bool leave_one_out);
 
+// Error on one session's records of constants fitted to the other sessions only.
+struct SessionError {
+  std::string name;        // the session's runs file
+  std::size_t records = 0; // its fit records
+  double mape_pct = 0;     // mean |error| of its records, in percent
+  double max_pct = 0;      // largest |error|
+};
+
+// Leave-one-session-out: for each session, fits on all the others (concatenated) and predicts it.
+// Preconditions: sessions.size() == names.size() >= 2. Cost: one fit per session. Deterministic.
+std::vector<SessionError> leave_one_session_out(const std::vector<std::vector<RunRecord>>& sessions,
+                                                const std::vector<std::string>& names, const DeviceModel& dev,
+                                                const ComputeConstants& start);
+
 }  // namespace gp::calibrate

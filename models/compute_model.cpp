@@ -72,7 +72,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     return p;
   }
   const double accum = std::max(1, step.grad_accum);
-  double kernels = 0, conv_kernels = 0, fwd_kernels = 0;
+  double kernels = 0, conv_kernels = 0, fwd_kernels = 0, accum_kernels = 0;
   Seconds compute;
   auto account = [&](const Op& op, double times, Seconds& phase_time, bool python = false) {
     if (python) fwd_kernels += op.kernels * op.count * times;
@@ -92,7 +92,10 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     }
   }
   for (const Op& op : ops.optimizer) account(op, 1, p.gpu_optimizer);
-  // Micro-batches after the first add their gradients into the existing .grad (one add per tensor).
+  // Micro-batches after the first add their gradients into the existing .grad (one add per tensor). The add
+  // is issued inside the autograd engine's AccumulateGrad node, which runs in every micro-batch anyway (the
+  // first one just keeps the new gradient), so it costs the CPU a bare launch (the launch probe), not the
+  // per-kernel cost of an operator.
   if (accum > 1) {
     Op acc;
     acc.name = "grad.accumulate";
@@ -100,13 +103,15 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     acc.bytes = Bytes(12.0 * ops.params);
     acc.kernels = static_cast<int>(std::max(1.0, ops.param_tensors));
     account(acc, accum - 1, p.gpu_backward);
+    accum_kernels = acc.kernels * (accum - 1);
   }
   p.gpu_busy = p.gpu_forward + p.gpu_backward + p.gpu_optimizer;
   p.gpu_compute = compute;
   p.kernels = kernels;
   p.cpu_issue = step.cuda_graphs ? dev.launch_graph * kernels
                                  : c.cpu_per_kernel_eager * fwd_kernels +
-                                       c.cpu_per_bwd_kernel_eager * (kernels - fwd_kernels) +
+                                       c.cpu_per_bwd_kernel_eager * (kernels - fwd_kernels - accum_kernels) +
+                                       dev.launch_eager * accum_kernels +
                                        c.cpu_per_conv_eager * conv_kernels +
                                        c.cpu_per_step_eager;
   p.total = std::max(p.cpu_issue, p.gpu_busy);

@@ -45,3 +45,29 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   CHECK_FALSE(parse_constants(bad, "f.json", errors));
   CHECK(errors.back() == "f.json:/constants/memory_efficiency: expected a number, got nothing");
 }
+
+TEST_CASE("calibrate::fit: leave-one-session-out predicts a session generated with the same constants", "[calibrate]") {
+  std::vector<std::string> errors;
+  auto profile = load_profile("calibrate/profiles/h200.json", errors);
+  auto a = load_runs("calibrate/measured/h200-2026-12.jsonl", errors);
+  auto b = load_runs("calibrate/measured/h200-holdout-2026-12-02.jsonl", errors);
+  REQUIRE(errors.empty());
+  const DeviceModel dev = make_device_model(*profile);
+  ComputeConstants truth;
+  truth.gpu_per_kernel = Seconds::us(2);
+  truth.cpu_per_bwd_kernel_eager = truth.cpu_per_kernel_eager;
+  for (auto* s : {&a, &b})
+    for (auto& r : *s)
+      if (r.measured.step_ms && r.expressible) r.measured.step_ms = predict_step(r.step, dev, truth).total.ms();
+  // Session b's measured times made 1.5x slower: a fit on a alone must then miss b by about 33%.
+  auto slow = b;
+  for (auto& r : slow)
+    if (r.measured.step_ms) *r.measured.step_ms *= 1.5;
+  const auto same = leave_one_session_out({a, b}, {"a", "b"}, dev, ComputeConstants{});
+  const auto off = leave_one_session_out({a, slow}, {"a", "slow"}, dev, ComputeConstants{});
+  REQUIRE(same.size() == 2);
+  CHECK(same[1].name == "b");
+  CHECK(same[1].records == fit_records(b).size());
+  CHECK(same[1].mape_pct < 1.0);
+  CHECK(off[1].mape_pct == Approx(100.0 / 3).epsilon(0.03));
+}

@@ -143,3 +143,20 @@ TEST_CASE("models::memory: GPT-2.7B fits at batch 16 and not at 32 on 141 GB", "
   s.micro_batch = 32;
   CHECK_FALSE(predict_memory_from_ops(build_step_ops(s), s, {}, cap, Bytes::gib(0.5)).fits);
 }
+
+TEST_CASE("models::compute: an accumulating micro-batch's gradient adds cost the CPU a bare launch", "[models]") {
+  // By hand: a second micro-batch re-issues every micro-batch kernel at the per-kernel CPU cost, plus one
+  // gradient add per parameter tensor, issued by the autograd engine at the launch probe's cost (5 us here).
+  const auto dev = device();
+  ComputeConstants c;
+  c.cpu_per_kernel_eager = Seconds::us(30);
+  c.cpu_per_bwd_kernel_eager = Seconds::us(30);
+  StepConfig one = gpt(12, 768, 256, 2), two = one;
+  two.grad_accum = 2;
+  const auto ops = build_step_ops(one);
+  double micro_kernels = 0;
+  for (const Op& op : ops.micro) micro_kernels += op.kernels * op.count;
+  const double extra_us =
+      1e6 * (predict_step(two, dev, c).cpu_issue.value() - predict_step(one, dev, c).cpu_issue.value());
+  CHECK(extra_us == Approx(micro_kernels * 30 + ops.param_tensors * 5).epsilon(1e-9));
+}
