@@ -13,14 +13,15 @@ namespace {
 // Fitted: the efficiencies, GPU per-kernel time and the eager CPU costs. The backward CPU cost per kernel
 // is tied to the forward one: fitting it separately moved the CPU cost of convolutions to zero and pushed
 // ResNet-101 past 25% (the reference set cannot separate them), so the split stays a model feature only.
-constexpr int kParams = 8;
+// The ninth is the CPU cost per framework call (docs/calibration.md, "Fitted global constants").
+constexpr int kParams = 9;
 using Vec = Eigen::Matrix<double, kParams, 1>;
 
 Vec to_vec(const ComputeConstants& c) {
   Vec v;
   v << std::log(c.gemm_efficiency), std::log(c.conv_efficiency), std::log(c.attention_efficiency),
       std::log(c.memory_efficiency), std::log(c.gpu_per_kernel.us()), std::log(c.cpu_per_kernel_eager.us()),
-      std::log(c.cpu_per_conv_eager.us()), std::log(c.cpu_per_step_eager.us());
+      std::log(c.cpu_per_conv_eager.us()), std::log(c.cpu_per_step_eager.us()), std::log(std::max(1.0, c.cpu_per_op_eager.us()));
   return v;
 }
 
@@ -34,6 +35,7 @@ ComputeConstants from_vec(const Vec& v, ComputeConstants c) {
   c.cpu_per_conv_eager = Seconds::us(std::exp(v[6]));
   c.cpu_per_step_eager = Seconds::us(std::exp(v[7]));
   c.cpu_per_bwd_kernel_eager = c.cpu_per_kernel_eager;
+  c.cpu_per_op_eager = Seconds::us(std::exp(v[8]));
   return c;
 }
 
@@ -189,6 +191,7 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
     fc.compute.cpu_per_bwd_kernel_eager =
         Seconds::us(c->number("cpu_per_bwd_kernel_eager_us", true, true).value_or(0));
     fc.compute.cpu_per_step_eager = Seconds::us(c->number("cpu_per_step_eager_us", true, true).value_or(0));
+    fc.compute.cpu_per_op_eager = Seconds::us(c->number("cpu_per_op_eager_us", false).value_or(0));
   }
   if (auto m = top.object("memory", false)) {
     fc.memory.fragmentation = m->number("fragmentation", false).value_or(fc.memory.fragmentation);
@@ -232,7 +235,8 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
                     {"cpu_per_kernel_eager_us", c.cpu_per_kernel_eager.us()},
                     {"cpu_per_conv_eager_us", c.cpu_per_conv_eager.us()},
                     {"cpu_per_bwd_kernel_eager_us", c.cpu_per_bwd_kernel_eager.us()},
-                    {"cpu_per_step_eager_us", c.cpu_per_step_eager.us()}};
+                    {"cpu_per_step_eager_us", c.cpu_per_step_eager.us()},
+                    {"cpu_per_op_eager_us", c.cpu_per_op_eager.us()}};
   j["memory"] = {{"fragmentation", fc.memory.fragmentation},
                  {"context_default_gib", fc.memory.context_default.gib()},
                  {"workspace_mib", fc.memory.workspace.mib()},

@@ -51,7 +51,7 @@ struct FitResult {
 // Records the fit uses: GPU-bound, expressible train records with a measured step time.
 std::vector<const RunRecord*> fit_records(const std::vector<RunRecord>& runs);
 
-// Fits eight compute constants (backward CPU cost tied to forward) starting from `start`. With `leave_one_out`, also refits once per
+// Fits nine compute constants (backward CPU cost per kernel tied to forward) starting from `start`. With `leave_one_out`, also refits once per
 // record (cost: records x one fit). Deterministic.
 FitResult fit_compute_constants(const std::vector<RunRecord>& runs, const DeviceModel& dev,
                                 const ComputeConstants& start, bool leave_one_out);

@@ -72,13 +72,14 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     return p;
   }
   const double accum = std::max(1, step.grad_accum);
-  double kernels = 0, conv_kernels = 0, fwd_kernels = 0, accum_kernels = 0;
+  double kernels = 0, conv_kernels = 0, fwd_kernels = 0, accum_kernels = 0, calls = 0;
   Seconds compute;
   auto account = [&](const Op& op, double times, Seconds& phase_time, bool python = false) {
     if (python) fwd_kernels += op.kernels * op.count * times;
     const Seconds t = op_gpu_time(op, dev, c) * (op.count * times);
     phase_time += t;
     kernels += op.kernels * op.count * times;
+    calls += op.count * times;
     if (op.conv) conv_kernels += op.count * times;
     p.flops += op.flops * (op.count * times);
     if (op.kind == OpKind::gemm || op.kind == OpKind::attention) compute += t;
@@ -104,6 +105,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     acc.kernels = static_cast<int>(std::max(1.0, ops.param_tensors));
     account(acc, accum - 1, p.gpu_backward);
     accum_kernels = acc.kernels * (accum - 1);
+    calls -= accum - 1;
   }
   p.gpu_busy = p.gpu_forward + p.gpu_backward + p.gpu_optimizer;
   p.gpu_compute = compute;
@@ -113,7 +115,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
                                        c.cpu_per_bwd_kernel_eager * (kernels - fwd_kernels - accum_kernels) +
                                        dev.launch_eager * accum_kernels +
                                        c.cpu_per_conv_eager * conv_kernels +
-                                       c.cpu_per_step_eager;
+                                       c.cpu_per_op_eager * calls + c.cpu_per_step_eager;
   p.total = std::max(p.cpu_issue, p.gpu_busy);
   p.gpu_busy_frac = p.total.value() > 0 ? p.gpu_busy / p.total : 0.0;
   if (p.cpu_issue > p.gpu_busy)

@@ -7,9 +7,10 @@
 //   memory:    bytes / (B * e_mem) + n_k * t_gpu
 //   simt:      max(FLOPs / (R_fp32 * e_gemm), bytes / (B * e_mem)) + n_k * t_gpu
 // with R, k0 from the GEMM surface (gemm_model.hpp), B the probe's device-copy bandwidth and n_k kernels.
-// CPU issue time (eager): n_fwd * t_fwd + n_bwd * t_bwd + n_conv * t_conv + t_step (forward kernels are
-// issued from Python, backward ones by the C++ autograd engine); with a CUDA graph: n_k * t_graph (the
-// launch probe's replay cost per kernel).
+// CPU issue time (eager): n_calls * t_call + n_fwd * t_fwd + n_bwd * t_bwd + n_conv * t_conv + t_step, n_calls
+// the framework calls (one per operator occurrence: a module call forward, an autograd node backward, an
+// optimizer call), whatever their kernel count; gradient-accumulation adds cost the launch probe's time per
+// kernel (issued inside AccumulateGrad); with a CUDA graph: n_k * t_graph (the launch probe's replay cost).
 // The CPU issues asynchronously and steps are not synchronised, so in steady state the slower of the two
 // resources sets the pace: step = max(CPU issue, GPU busy).
 #pragma once
@@ -35,6 +36,7 @@ struct ComputeConstants {
   Seconds cpu_per_bwd_kernel_eager = Seconds::us(15);  // CPU per backward / optimizer kernel (C++ autograd engine)
   Seconds cpu_per_conv_eager = Seconds::us(20);    // extra CPU time of a cuDNN convolution call (plan lookup)
   Seconds cpu_per_step_eager = Seconds::ms(2);     // per optimizer step: loop, zero_grad, optimizer bookkeeping
+  Seconds cpu_per_op_eager = Seconds::us(0);       // per framework call / autograd node, whatever its kernel count
   std::string source;                  // how the constants were obtained (method, data)
   std::string as_of;
 };

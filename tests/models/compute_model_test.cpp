@@ -160,3 +160,24 @@ TEST_CASE("models::compute: an accumulating micro-batch's gradient adds cost the
       1e6 * (predict_step(two, dev, c).cpu_issue.value() - predict_step(one, dev, c).cpu_issue.value());
   CHECK(extra_us == Approx(micro_kernels * 30 + ops.param_tensors * 5).epsilon(1e-9));
 }
+
+TEST_CASE("models::compute: eager CPU time is the per-call cost times the framework calls", "[models]") {
+  // By hand: with no per-kernel, convolution or per-step CPU cost, a launch-bound step's CPU time is the
+  // per-call cost times the number of framework calls (each operator occurrence, forward and backward,
+  // and each optimizer call), whatever the kernels per call.
+  const auto dev = device();
+  ComputeConstants c;
+  c.cpu_per_kernel_eager = Seconds::us(0);
+  c.cpu_per_bwd_kernel_eager = Seconds::us(0);
+  c.cpu_per_conv_eager = Seconds::us(0);
+  c.cpu_per_step_eager = Seconds::us(0);
+  c.cpu_per_op_eager = Seconds::us(40);
+  const StepConfig s = gpt(6, 384, 256, 2);
+  const auto ops = build_step_ops(s);
+  double calls = 0;
+  for (const Op& op : ops.micro) calls += op.count;
+  for (const Op& op : ops.optimizer) calls += op.count;
+  const auto p = predict_step(s, dev, c);
+  CHECK(p.cpu_issue.value() * 1e6 == Approx(40 * calls).epsilon(1e-9));
+  CHECK(p.kernels > calls);  // several ops launch more than one kernel
+}
