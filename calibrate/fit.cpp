@@ -204,19 +204,9 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
 }
 
 std::optional<FitConstants> load_constants(const std::string& path, std::vector<std::string>& errors) {
-  std::ifstream in(path);
-  if (!in) {
-    errors.push_back(path + ": cannot open the fitted-constants file");
-    return std::nullopt;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json doc = nlohmann::json::parse(ss.str(), nullptr, false, true);
-  if (doc.is_discarded()) {
-    errors.push_back(path + ": not valid JSON");
-    return std::nullopt;
-  }
-  return parse_constants(doc, path, errors);
+  auto doc = read_json_file(path, "fitted-constants", errors);
+  if (!doc) return std::nullopt;
+  return parse_constants(*doc, path, errors);
 }
 
 nlohmann::json constants_to_json(const FitConstants& fc) {

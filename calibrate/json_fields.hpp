@@ -10,6 +10,11 @@
 
 namespace gp::calibrate {
 
+// Reads and parses a JSON file (comments allowed). On failure appends one line to `errors` — "PATH: cannot open
+// the WHAT file" or "PATH:LINE:COL: not valid JSON: ..." — and returns nullopt.
+std::optional<nlohmann::json> read_json_file(const std::string& path, const std::string& what,
+                                             std::vector<std::string>& errors);
+
 class FieldReader {
  public:
   // `where` is the prefix of every error line: "file" or "file:line".

@@ -74,19 +74,6 @@ void parse_ops(const nlohmann::json& ops, const std::string& file, const std::st
   }
 }
 
-std::pair<std::size_t, std::size_t> line_col(const std::string& text, std::size_t byte) {
-  std::size_t line = 1, col = 1;
-  for (std::size_t i = 0; i + 1 < byte && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-  return {line, col};
-}
-
 }  // namespace
 
 const char* probe_key(Op op) {
@@ -133,21 +120,9 @@ std::optional<NcclMeasurement> parse_nccl(const nlohmann::json& doc, const std::
 }
 
 std::optional<NcclMeasurement> load_nccl(const std::string& path, std::vector<std::string>& errors) {
-  std::ifstream in(path);
-  if (!in) {
-    errors.push_back(path + ": cannot open the NCCL measurement file");
-    return std::nullopt;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  try {
-    return parse_nccl(nlohmann::json::parse(text), path, errors);
-  } catch (const nlohmann::json::parse_error& e) {
-    const auto [line, col] = line_col(text, e.byte);
-    errors.push_back(path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": not valid JSON");
-    return std::nullopt;
-  }
+  auto doc = read_json_file(path, "NCCL measurement", errors);
+  if (!doc) return std::nullopt;
+  return parse_nccl(*doc, path, errors);
 }
 
 }  // namespace gp::calibrate

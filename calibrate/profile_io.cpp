@@ -106,19 +106,9 @@ std::optional<GpuProfile> parse_profile(const nlohmann::json& doc, const std::st
 }
 
 std::optional<GpuProfile> load_profile(const std::string& path, std::vector<std::string>& errors) {
-  std::ifstream in(path);
-  if (!in) {
-    errors.push_back(path + ": cannot open the profile file");
-    return std::nullopt;
-  }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  nlohmann::json doc = nlohmann::json::parse(ss.str(), nullptr, false, true);
-  if (doc.is_discarded()) {
-    errors.push_back(path + ": not valid JSON");
-    return std::nullopt;
-  }
-  return parse_profile(doc, path, errors);
+  auto doc = read_json_file(path, "profile", errors);
+  if (!doc) return std::nullopt;
+  return parse_profile(*doc, path, errors);
 }
 
 nlohmann::json profile_to_json(const GpuProfile& p) {
