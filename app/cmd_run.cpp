@@ -88,7 +88,13 @@ void run(const RunOptions& o, CliContext& ctx) {
   EvaluateOptions eo;
   eo.trace_path = o.trace;
   eo.progress = progress_bar(!o.quiet);
+  std::vector<std::string> notes;
+  eo.warnings = &notes;
   auto results = evaluate(*sc, *cat, eo);
+  // What the prediction rests on (derived profiles, simplifications): once each, on stderr.
+  if (!o.quiet) {
+    for (const auto& n : notes) std::cerr << "note: " << n << "\n";
+  }
 
   long long run_id = 0;
   if (!o.no_db) {
