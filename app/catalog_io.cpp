@@ -132,7 +132,7 @@ std::optional<StorageSpec> read_storage(ObjectReader& r) {
     lr.finish();
   }
   s.shared = r.boolean("shared", false).value_or(false);
-  if (r.has("aggregate_GBps") && r.has("aggregate_GBps") && !(*r.object_ptr())["aggregate_GBps"].is_null()) {
+  if (r.has("aggregate_GBps") && !(*r.object_ptr())["aggregate_GBps"].is_null()) {
     s.aggregate_bw = ByteRate::gbps(r.positive("aggregate_GBps", false).value_or(0));
   }
   r.accept("aggregate_GBps");

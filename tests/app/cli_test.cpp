@@ -1,5 +1,4 @@
 // End-to-end through the real binary: exit codes, one line per problem, the documented JSON shape, history.
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -8,26 +7,15 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/support/run_gpuplan.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-};
+using Result = gp::test::RunResult;
 
-// Runs gpuplan with `args` (a shell fragment), capturing stdout and stderr together.
-Result gpuplan(const std::string& args) {
-  std::string cmd = std::string(GPUPLAN_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+Result gpuplan(const std::string& args) { return gp::test::run_gpuplan(args); }
 
 std::string temp_db(const char* tag) {
   auto p = fs::temp_directory_path() / (std::string("gpuplan-cli-") + tag + "-" + std::to_string(::getpid()) + ".db");

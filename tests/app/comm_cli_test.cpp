@@ -1,8 +1,9 @@
 // `gpuplan comm` end to end through the real binary: the nccl-tests-like table, the JSON shape, size parsing
 // and one line with exit code 2 per bad input.
-#include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+
+#include "tests/support/run_gpuplan.hpp"
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -10,21 +11,11 @@
 
 namespace {
 
-struct Run {
-  int code;
-  std::string out;
-};
+using Run = gp::test::RunResult;
 
 // Runs gpuplan with `args` (a shell fragment); stderr joins stdout unless `stdout_only`.
 Run gpuplan_comm(const std::string& args, bool stdout_only = false) {
-  std::string cmd = std::string(GPUPLAN_BINARY) + " comm " + args + (stdout_only ? " 2>/dev/null" : " 2>&1");
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return gp::test::run_gpuplan("comm " + args, stdout_only);
 }
 
 int count_lines(const std::string& s, bool data_only) {

@@ -3,9 +3,10 @@
 // not shrink from 2 to 4 to 8 GPUs; gradient all-reduce time is bounded by the closed-form time of all the
 // gradient bytes plus one hop-latency set per bucket; the last bucket cannot overlap backward, so some
 // communication is exposed; measured fields never change a prediction.
-#include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+
+#include "tests/support/run_gpuplan.hpp"
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -144,13 +145,9 @@ TEST_CASE("calibrate::ddp_check: records it cannot express say why", "[calibrate
 namespace {
 
 int run_status(const std::string& args, std::string& out) {
-  const std::string cmd = std::string(GPUPLAN_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  auto r = gp::test::run_gpuplan(args);
+  out += r.out;
+  return r.code;
 }
 
 }  // namespace

@@ -2,9 +2,10 @@
 // fit of the collective model's per-hop latency and bandwidth efficiency. The fit is tested on data generated
 // from the model with a known perturbation (e = 0.9 x catalog, L = catalog + 5 us): it must recover both. That
 // tests the FIT, not the model; the model itself is held to measured multi-GPU runs by `calibrate comm`.
-#include <sys/wait.h>
 
 #include <catch2/catch.hpp>
+
+#include "tests/support/run_gpuplan.hpp"
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -76,21 +77,9 @@ InterconnectSpec perturbed(const InterconnectSpec& s) {
   return p;
 }
 
-struct Run {
-  int code;
-  std::string out;
-};
+using Run = gp::test::RunResult;
 
-Run gpuplan(const std::string& args) {
-  const std::string cmd = std::string(GPUPLAN_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  char buf[4096];
-  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+Run gpuplan(const std::string& args) { return gp::test::run_gpuplan(args); }
 
 std::string temp_file(const std::string& name, const std::string& text) {
   const auto path = std::filesystem::temp_directory_path() / ("gpuplan-nccl-test-" + name);
