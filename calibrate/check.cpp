@@ -138,12 +138,24 @@ std::string render_table(const CheckReport& r) {
   o << "\nstep-time MAPE over GPU-bound train records: " << fmt("%.2f", s.mape_pct) << "% (tolerance "
     << fmt("%.1f", s.tolerance_pct) << "%) " << (s.pass ? "PASS" : "FAIL") << "\n"
     << "largest error: " << fmt("%.1f", s.max_abs_err_pct) << "% (" << s.max_err_id << "); within 25%: "
-    << s.within_25 << "\n"
+    << s.within_25 << " of " << std::count_if(r.records.begin(), r.records.end(), [](const RecordResult& x) { return x.in_mape; })
+    << "\n"
     << "OOM agreement: " << s.oom_agree << "/" << s.oom_records << "; peak-memory mean abs error: "
     << fmt("%.1f", s.mem_mape_pct) << "% over " << s.mem_records << " records\n"
     << "train records: " << s.train_records << " (GPU-bound " << s.gpu_bound << "), predicted " << s.predicted
     << ", not expressible " << s.not_expressible << ", needing the data-loader simulation " << s.needs_pipeline
     << "\n";
+  const LoaderCheckSummary L = summarize_loader(r);
+  if (!L.records.empty()) {
+    o << "\nCPU data-pipeline records through the data-loader simulation (samples/s):\n"
+      << pad("record", 38) << pad("measured", 10, true) << pad("predicted", 10, true) << pad("err%", 7, true) << "\n";
+    for (const auto& e : L.records) {
+      o << pad(e.id, 38) << pad(fmt("%.0f", e.measured_samples_per_s), 10, true)
+        << pad(fmt("%.0f", e.predicted_samples_per_s), 10, true) << pad(fmt("%+.1f", e.err_pct), 7, true) << "\n";
+    }
+    o << "within 20%: " << L.within_20 << " of " << L.records.size() << "; mean abs error "
+      << fmt("%.1f", L.mean_abs_err_pct) << "%\n";
+  }
   return o.str();
 }
 
@@ -192,7 +204,21 @@ nlohmann::json render_json(const CheckReport& r) {
                         {"predicted", s.predicted},
                         {"not_expressible", s.not_expressible},
                         {"needs_data_loader_simulation", s.needs_pipeline}};
-  return {{"records", recs}, {"summary", sum}};
+  nlohmann::json out = {{"records", recs}, {"summary", sum}};
+  const LoaderCheckSummary L = summarize_loader(r);
+  if (!L.records.empty()) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& e : L.records) {
+      rows.push_back({{"id", e.id},
+                      {"measured_samples_per_s", e.measured_samples_per_s},
+                      {"predicted_samples_per_s", e.predicted_samples_per_s},
+                      {"err_pct", e.err_pct}});
+    }
+    out["data_loader"] = {{"records", rows},
+                          {"within_20_pct", L.within_20},
+                          {"mean_abs_err_pct", L.mean_abs_err_pct}};
+  }
+  return out;
 }
 
 std::string render_svg(const CheckReport& r) {

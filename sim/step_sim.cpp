@@ -73,8 +73,9 @@ struct Rank {
   Rng rng{1};
   // loader state
   std::vector<char> worker_done, ready;
+  std::vector<char> issued;  // num_workers == 0: the training process has issued this batch's GPU work
   std::int64_t consumed = 0;
-  std::unique_ptr<Signal> slot_sig, done_sig, ready_sig;
+  std::unique_ptr<Signal> slot_sig, done_sig, ready_sig, issue_sig;
   // per measured step accumulators
   std::vector<double> compute, stall, gpu, hidden, fb;  // seconds per step (fb: forward + backward)
 };
@@ -193,6 +194,30 @@ Process pin_loop(Simulator& sim, Shared* sh, Rank* r) {
   }
 }
 
+// num_workers == 0: the training process loads batch b once it has issued batch b-1's kernels. CUDA runs
+// them asynchronously, so this load overlaps the GPU's work on the previous batch; the host-to-device copy
+// that follows waits for the GPU (a synchronous .to(device)), which the rank loop does.
+Process inline_loader(Simulator& sim, Shared* sh, Rank* r) {
+  const LoaderWork& L = sh->in->loader;
+  for (std::size_t b = 0; b < r->ready.size(); ++b) {
+    if (b > 0) {
+      while (!r->issued[b - 1]) co_await r->issue_sig->wait();
+    }
+    const SimTime t0 = sim.now();
+    const Seconds work =
+        Seconds(L.batch_cpu.value() * lognormal_factor(r->rng, L.batch_cpu_cv)) + (L.pin_memory ? L.pin_cpu : Seconds(0));
+    if (r->node->cpu) {
+      co_await r->node->cpu->work(work);
+    } else {
+      co_await sim.delay(work);
+    }
+    sh->span(*r, "load batch (main process)", TraceLane::cpu, t0, sim.now() - t0,
+             static_cast<int>(static_cast<std::int64_t>(b) / sh->in->grad_accum));
+    r->ready[b] = 1;
+    r->ready_sig->notify();
+  }
+}
+
 Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
   const StepSimInput& in = *sh->in;
   const LoaderWork& L = in.loader;
@@ -213,18 +238,10 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       const auto b = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(k);
       const SimTime t0 = sim.now();
       if (!L.synthetic) {
+        while (!r->ready[b]) co_await r->ready_sig->wait();
         if (L.num_workers > 0) {
-          while (!r->ready[b]) co_await r->ready_sig->wait();
           ++r->consumed;
           r->slot_sig->notify();
-        } else {
-          const Seconds work = Seconds(L.batch_cpu.value() * lognormal_factor(r->rng, L.batch_cpu_cv)) +
-                               (L.pin_memory ? L.pin_cpu : Seconds(0));
-          if (r->node->cpu) {
-            co_await r->node->cpu->work(work);
-          } else {
-            co_await sim.delay(work);
-          }
         }
         sh->span(*r, "wait batch", TraceLane::input, t0, sim.now() - t0, s);
         const SimTime t1 = sim.now();
@@ -247,8 +264,19 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       double share = 1.0;
       if (r->node->cpu) share = r->node->cpu->share_per_thread(L.num_workers > 0 ? 0 : 1);
       const SimTime gf = ns(C.gpu_forward * f), gb = ns(C.gpu_backward * f);
-      const SimTime pf = std::max(gf, ns(C.cpu_forward * (f / share)));
-      const SimTime pb = std::max(gb, ns(C.cpu_backward * (f / share)));
+      const SimTime cf = ns(C.cpu_forward * (f / share)), cb = ns(C.cpu_backward * (f / share));
+      const SimTime pf = std::max(gf, cf);
+      const SimTime pb = std::max(gb, cb);
+      if (!L.synthetic && L.num_workers == 0) {
+        // The training process is free to load the next batch once it has issued this one's kernels
+        // (the optimizer's too on the last micro-batch).
+        SimTime issue = cf + cb;
+        if (k == m - 1) issue += ns(C.cpu_optimizer * (f / share));
+        sim.schedule_in(issue, [r, b] {
+          r->issued[b] = 1;
+          r->issue_sig->notify();
+        });
+      }
       SimTime df = pf + ns(K.tp_forward), db = pb + ns(K.tp_backward);
       if (K.layer_units > 0) {
         df = sharded_forward(pf, K) + ns(K.tp_forward);
@@ -398,9 +426,11 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
     r->slot_sig = std::make_unique<Signal>(sim);
     r->done_sig = std::make_unique<Signal>(sim);
     r->ready_sig = std::make_unique<Signal>(sim);
+    r->issue_sig = std::make_unique<Signal>(sim);
     if (!in.loader.synthetic) {
       r->worker_done.assign(batches, 0);
       r->ready.assign(batches, 0);
+      r->issued.assign(batches, 0);
     }
   }
   for (auto& node : nodes) {
@@ -414,6 +444,8 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
     if (!in.loader.synthetic && in.loader.num_workers > 0) {
       for (int w = 0; w < in.loader.num_workers; ++w) worker_loop(sim, &sh, r.get(), w);
       if (in.loader.pin_memory) pin_loop(sim, &sh, r.get());
+    } else if (!in.loader.synthetic) {
+      inline_loader(sim, &sh, r.get());
     }
   }
   for (auto& r : ranks) rank_loop(sim, &sh, r.get());

@@ -34,7 +34,7 @@ struct ComputeWork {
 // The DataLoader of one rank (torch.utils.data.DataLoader semantics).
 struct LoaderWork {
   bool synthetic = true;         // inputs already on the GPU: nothing below applies
-  int num_workers = 0;           // 0: loading in the training process, serially with compute
+  int num_workers = 0;           // 0: the training process loads, overlapping only the GPU's async tail
   bool pin_memory = true;
   int prefetch_factor = 2;       // batches in flight per worker
   Seconds batch_cpu;             // mean single-thread CPU time to produce one micro-batch (NUMA penalty applied)

@@ -46,19 +46,31 @@ TEST_CASE("sim::step: launch-bound phase lasts the CPU issue time") {
   CHECK(r.gpu_busy.ms() == Approx(35).epsilon(1e-9));
 }
 
-TEST_CASE("sim::step: num_workers=0 loads serially: step = load + copy + compute") {
+TEST_CASE("sim::step: num_workers=0 loads the next batch while the GPU runs this one; the copy waits for both") {
+  // GPU 10 + 20 + 5 ms; the CPU issues forward in 2 ms and backward in 3 ms, then is free to load (CUDA runs
+  // the kernels asynchronously). The synchronous pageable copy (1 GB at 100 GB/s: 10 ms) waits for the GPU.
   StepSimInput in = one_rank(10, 20, 5);
+  in.compute.cpu_forward = Seconds::ms(2);
+  in.compute.cpu_backward = Seconds::ms(3);
   in.loader.synthetic = false;
   in.loader.num_workers = 0;
   in.loader.pin_memory = false;
-  in.loader.batch_cpu = Seconds::ms(30);
   in.loader.batch_bytes = Bytes::gb(1);
-  in.loader.h2d_pinned = ByteRate::gbps(100);  // 1 GB at 100 GB/s: 10 ms
+  in.loader.h2d_pinned = ByteRate::gbps(100);
   in.cluster.cpu_cores = 4;
-  const StepSimResult r = simulate_steps(in, quick());
-  CHECK(r.step_time.ms() == Approx(30 + 10 + 35).epsilon(1e-6));
-  CHECK(r.dataloader_stall.ms() == Approx(40).epsilon(1e-6));
-  CHECK(r.compute.ms() == Approx(35).epsilon(1e-6));
+  SECTION("loading (40 ms) outlasts the GPU: step = issue 5 + load 40 + copy 10") {
+    in.loader.batch_cpu = Seconds::ms(40);
+    const StepSimResult r = simulate_steps(in, quick());
+    CHECK(r.step_time.ms() == Approx(5 + 40 + 10).epsilon(1e-6));
+    CHECK(r.dataloader_stall.ms() == Approx(20).epsilon(1e-6));  // GPU idle: 10 waiting for the batch, 10 copying
+    CHECK(r.compute.ms() == Approx(35).epsilon(1e-6));
+  }
+  SECTION("loading (20 ms) hides under the GPU's 35 ms: step = compute 35 + copy 10") {
+    in.loader.batch_cpu = Seconds::ms(20);
+    const StepSimResult r = simulate_steps(in, quick());
+    CHECK(r.step_time.ms() == Approx(35 + 10).epsilon(1e-6));
+    CHECK(r.dataloader_stall.ms() == Approx(10).epsilon(1e-6));
+  }
 }
 
 TEST_CASE("sim::step: workers sharing too few cores set the pace (processor sharing, hand-computed)") {
@@ -220,18 +232,19 @@ TEST_CASE("sim::step: GPUs behind one PCIe switch share its uplink for host-to-d
   in.loader.batch_cpu = Seconds::ms(10);
   in.loader.batch_bytes = Bytes::gb(1);
   in.loader.h2d_pinned = ByteRate::gbps(50);  // 1 GB alone: 20 ms; two at once on one uplink: 40 ms
+  // The 10 ms load of the next batch hides under the 30 ms of GPU work; the copies do not.
   SECTION("one switch per GPU") {
     in.cluster.gpus_per_pcie_switch = 1;
-    CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(10 + 20 + 30).epsilon(1e-6));
+    CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(20 + 30).epsilon(1e-6));
   }
   SECTION("two GPUs behind one switch") {
     in.cluster.gpus_per_pcie_switch = 2;
-    CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(10 + 40 + 30).epsilon(1e-6));
+    CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(40 + 30).epsilon(1e-6));
   }
   SECTION("pageable memory: the staging copy blocks the training process first") {
     in.cluster.gpus_per_pcie_switch = 1;
     in.loader.pageable_staging_cpu = Seconds::ms(5);
-    CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(10 + 5 + 20 + 30).epsilon(1e-6));
+    CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(5 + 20 + 30).epsilon(1e-6));
   }
 }
 
