@@ -21,11 +21,13 @@ struct CalibrateOptions {
   double tolerance = 10.0;
   std::string format = "table";
   std::string plot;
+  std::string ops;  // check: print the operator breakdown of this record id
   std::string out;
   bool loo = false;
   bool gemm_loo = false;
   bool loso = false;                  // fit: leave-one-session-out over the runs files
   std::vector<std::string> fit_runs;  // fit: one or more runs files (sessions), fitted together
+  std::string kernel_classes;         // fit: kernel-class constants held fixed (tools/fit_kernel_classes.py)
 };
 
 std::string join(const std::vector<std::string>& v) {
@@ -51,6 +53,20 @@ int run_check_command(const CalibrateOptions& o) {
   auto constants = calibrate::load_constants(cpath, errors);
   auto runs = calibrate::load_runs(o.runs, errors);
   if (!report(errors) || !profile || !constants) return kExitBadInput;
+  if (!o.ops.empty()) {
+    for (const auto& rec : runs) {
+      if (rec.id != o.ops) continue;
+      const std::string t = calibrate::render_ops(rec, make_device_model(*profile), *constants);
+      if (t.empty()) {
+        std::cerr << o.runs << ": record \"" << o.ops << "\" cannot be expressed: " << rec.reason << "\n";
+        return kExitBadInput;
+      }
+      std::cout << t;
+      return kExitOk;
+    }
+    std::cerr << o.runs << ": no train record with id \"" << o.ops << "\"\n";
+    return kExitBadInput;
+  }
   const auto rep = calibrate::run_check(runs, *profile, *constants, o.tolerance);
   if (o.format == "json")
     std::cout << calibrate::render_json(rep).dump(2) << "\n";
@@ -89,7 +105,14 @@ int run_fit_command(const CalibrateOptions& o) {
                                   {"rms_log_error", f.rms_log_error}, {"loo_rms_log_parametric", par[d]},
                                   {"loo_rms_log_corrected", f.loo_rms_log_error}};
   }
-  const auto res = calibrate::fit_compute_constants(runs, dev, ComputeConstants{}, o.loo);
+  ComputeConstants start;
+  if (!o.kernel_classes.empty()) {
+    std::vector<std::string> kerr;
+    auto kc = calibrate::load_kernel_classes(o.kernel_classes, kerr);
+    if (!report(kerr) || !kc) return kExitBadInput;
+    start = *kc;
+  }
+  const auto res = calibrate::fit_compute_constants(runs, dev, start, o.loo);
   calibrate::FitConstants fc;
   fc.compute = res.constants;
   fc.compute.source =
@@ -106,7 +129,7 @@ int run_fit_command(const CalibrateOptions& o) {
   }
   if (o.loso && sessions.size() >= 2) {
     nlohmann::json loso = nlohmann::json::array();
-    for (const auto& e : calibrate::leave_one_session_out(sessions, o.fit_runs, dev, ComputeConstants{})) {
+    for (const auto& e : calibrate::leave_one_session_out(sessions, o.fit_runs, dev, start)) {
       loso.push_back({{"held_out", e.name}, {"records", e.records}, {"mape_pct", e.mape_pct},
                       {"max_abs_err_pct", e.max_pct}});
       std::cerr << "leave-one-session-out: " << e.name << "  records " << e.records << "  MAPE " << e.mape_pct
@@ -145,6 +168,7 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   check->add_option("--tolerance", opts->tolerance, "step-time MAPE tolerance in percent (default 10)");
   check->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}));
   check->add_option("--plot", opts->plot, "write an SVG scatter of predicted vs measured step time");
+  check->add_option("--ops", opts->ops, "print the operator breakdown of the record with this id, and nothing else");
   check->callback([opts, &ctx] { ctx.exit_code = run_check_command(*opts); });
 
   auto* fit = cal->add_subcommand("fit", "Fit the compute model's global constants over measured runs");
@@ -152,6 +176,8 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   fit->add_option("--runs", opts->fit_runs, "measured runs, JSON lines; repeat for several sessions (fitted together)")
       ->required();
   fit->add_option("--out", opts->out, "write the constants here (default: stdout)");
+  fit->add_option("--kernel-classes", opts->kernel_classes,
+                  "kernel-class constants to hold fixed (tools/fit_kernel_classes.py output)");
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
   fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");

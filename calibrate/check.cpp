@@ -159,6 +159,50 @@ std::string render_table(const CheckReport& r) {
   return o.str();
 }
 
+std::string render_ops(const RunRecord& rec, const DeviceModel& dev, const FitConstants& constants) {
+  if (!rec.expressible) return {};
+  const StepOps ops = build_step_ops(rec.step);
+  if (!ops.not_expressible.empty()) return {};
+  struct Row { std::string name; const char* phase; double kernels = 0; double ms = 0, gflop = 0, gb = 0, mrows = 0, melems = 0; };
+  std::vector<Row> rows;
+  const double accum = std::max(1, rec.step.grad_accum);
+  auto add = [&](const Op& op, const char* phase, double times) {
+    const double ms = op_gpu_time(op, dev, constants.compute).ms() * op.count * times;
+    const double n = op.count * times;
+    for (Row& r : rows) {
+      if (r.name == op.name && r.phase == phase) {
+        r.kernels += op.kernels * n;
+        r.ms += ms;
+        r.gflop += op.flops.value() * n / 1e9;
+        r.gb += op.bytes.value() * n / 1e9;
+        r.mrows += op.rows * n / 1e6;
+        r.melems += op.bn_elements * n / 1e6;
+        return;
+      }
+    }
+    rows.push_back({op.name, phase, op.kernels * n, ms, op.flops.value() * n / 1e9, op.bytes.value() * n / 1e9,
+                    op.rows * n / 1e6, op.bn_elements * n / 1e6});
+  };
+  for (const Op& op : ops.micro) {
+    add(op, op.phase == Phase::forward ? "forward" : "backward", accum);
+    if (rec.step.activation_checkpointing && op.recompute && op.phase == Phase::forward) add(op, "recompute", accum);
+  }
+  for (const Op& op : ops.optimizer) add(op, "optimizer", 1);
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ms > b.ms; });
+  const StepPrediction p = predict_step_from_ops(ops, rec.step, dev, constants.compute);
+  std::ostringstream o;
+  o << rec.id << ": GPU " << fmt("%.2f", p.gpu_busy.ms()) << " ms, CPU issue " << fmt("%.2f", p.cpu_issue.ms())
+    << " ms, " << fmt("%.0f", p.kernels) << " kernels per step\n"
+    << pad("operator", 28) << pad("phase", 10) << pad("kernels", 9, true) << pad("GPU ms", 9, true)
+    << pad("GFLOP", 10, true) << pad("GB", 9, true) << pad("Mrows", 8, true) << pad("Melems", 9, true) << "\n";
+  for (const Row& r : rows) {
+    o << pad(r.name, 28) << pad(r.phase, 10) << pad(fmt("%.0f", r.kernels), 9, true) << pad(fmt("%.3f", r.ms), 9, true)
+      << pad(fmt("%.2f", r.gflop), 10, true) << pad(fmt("%.3f", r.gb), 9, true) << pad(fmt("%.2f", r.mrows), 8, true)
+      << pad(fmt("%.1f", r.melems), 9, true) << "\n";
+  }
+  return o.str();
+}
+
 nlohmann::json render_json(const CheckReport& r) {
   nlohmann::json recs = nlohmann::json::array();
   auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };

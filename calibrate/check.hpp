@@ -73,6 +73,9 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
 // Renderings: an aligned text table (<= 100 columns), the JSON document, an SVG scatter plot
 // (log-log predicted vs measured step time with y = x and a +-10% band).
 std::string render_table(const CheckReport& r);
+// The operator breakdown of one record's step (`calibrate check --ops ID`): per operator name, phase,
+// kernels per step and GPU milliseconds per step, largest first. Empty when the record is not expressible.
+std::string render_ops(const RunRecord& rec, const DeviceModel& dev, const FitConstants& constants);
 nlohmann::json render_json(const CheckReport& r);
 std::string render_svg(const CheckReport& r);
 

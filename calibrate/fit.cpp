@@ -165,6 +165,8 @@ std::vector<SessionError> leave_one_session_out(const std::vector<std::vector<Ru
   return out;
 }
 
+void read_kernel_classes(FieldReader& r, ComputeConstants& c, bool required = false);
+
 std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std::string& file,
                                             std::vector<std::string>& errors) {
   const std::size_t before = errors.size();
@@ -186,12 +188,18 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
     fc.compute.attention_efficiency = c->number("attention_efficiency", true, true).value_or(0);
     fc.compute.memory_efficiency = c->number("memory_efficiency", true, true).value_or(0);
     fc.compute.gpu_per_kernel = Seconds::us(c->number("gpu_per_kernel_us", true, true).value_or(0));
-    fc.compute.cpu_per_kernel_eager = Seconds::us(c->number("cpu_per_kernel_eager_us", true, true).value_or(0));
+    // The fit may drive the per-kernel CPU costs to zero (the per-call cost takes them over): >= 0.
+    auto non_negative = [&](const char* key) {
+      const double x = c->number(key, true).value_or(0);
+      if (x < 0) c->error(key, "must be zero or positive, got " + std::to_string(x));
+      return x;
+    };
+    fc.compute.cpu_per_kernel_eager = Seconds::us(non_negative("cpu_per_kernel_eager_us"));
     fc.compute.cpu_per_conv_eager = Seconds::us(c->number("cpu_per_conv_eager_us", true, true).value_or(0));
-    fc.compute.cpu_per_bwd_kernel_eager =
-        Seconds::us(c->number("cpu_per_bwd_kernel_eager_us", true, true).value_or(0));
+    fc.compute.cpu_per_bwd_kernel_eager = Seconds::us(non_negative("cpu_per_bwd_kernel_eager_us"));
     fc.compute.cpu_per_step_eager = Seconds::us(c->number("cpu_per_step_eager_us", true, true).value_or(0));
     fc.compute.cpu_per_op_eager = Seconds::us(c->number("cpu_per_op_eager_us", false).value_or(0));
+    read_kernel_classes(*c, fc.compute);
   }
   if (auto m = top.object("memory", false)) {
     fc.memory.fragmentation = m->number("fragmentation", false).value_or(fc.memory.fragmentation);
@@ -203,10 +211,42 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
   return fc;
 }
 
+std::optional<ComputeConstants> load_kernel_classes(const std::string& path, std::vector<std::string>& errors) {
+  auto doc = read_json_file(path, "kernel-class constants", errors);
+  if (!doc) return std::nullopt;
+  if (!doc->is_object()) {
+    errors.push_back(path + ":: expected a JSON object (tools/fit_kernel_classes.py output)");
+    return std::nullopt;
+  }
+  const std::size_t before = errors.size();
+  FieldReader top(*doc, path, "", errors);
+  ComputeConstants c;
+  read_kernel_classes(top, c, true);
+  c.kernel_classes_source = top.string("source", false).value_or(path);
+  if (errors.size() != before) return std::nullopt;
+  return c;
+}
+
 std::optional<FitConstants> load_constants(const std::string& path, std::vector<std::string>& errors) {
   auto doc = read_json_file(path, "fitted-constants", errors);
   if (!doc) return std::nullopt;
   return parse_constants(*doc, path, errors);
+}
+
+void read_kernel_classes(FieldReader& r, ComputeConstants& c, bool required) {
+  // In a kernel-classes file each constant must be positive; in a fit file 0 means "not set" (the general
+  // constant applies) and only negatives are wrong.
+  auto value = [&](const char* key) {
+    const double x = r.number(key, required, required).value_or(0);
+    if (x < 0) r.error(key, "must be zero or positive, got " + std::to_string(x));
+    return x;
+  };
+  c.bn_element_rate = value("bn_gelements_per_s") * 1e9;
+  c.norm_row_cost = Seconds::ns(value("norm_row_cost_ns"));
+  c.transpose_efficiency = value("transpose_efficiency");
+  c.dwconv_flop_efficiency = value("dwconv_flop_efficiency");
+  c.dwconv_memory_efficiency = value("dwconv_memory_efficiency");
+  if (!required) c.kernel_classes_source = r.string("kernel_classes_source", false).value_or("");
 }
 
 nlohmann::json constants_to_json(const FitConstants& fc) {
@@ -226,7 +266,13 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
                     {"cpu_per_conv_eager_us", c.cpu_per_conv_eager.us()},
                     {"cpu_per_bwd_kernel_eager_us", c.cpu_per_bwd_kernel_eager.us()},
                     {"cpu_per_step_eager_us", c.cpu_per_step_eager.us()},
-                    {"cpu_per_op_eager_us", c.cpu_per_op_eager.us()}};
+                    {"cpu_per_op_eager_us", c.cpu_per_op_eager.us()},
+                    {"bn_gelements_per_s", c.bn_element_rate / 1e9},
+                    {"norm_row_cost_ns", c.norm_row_cost.value() * 1e9},
+                    {"transpose_efficiency", c.transpose_efficiency},
+                    {"dwconv_flop_efficiency", c.dwconv_flop_efficiency},
+                    {"dwconv_memory_efficiency", c.dwconv_memory_efficiency},
+                    {"kernel_classes_source", c.kernel_classes_source}};
   j["memory"] = {{"fragmentation", fc.memory.fragmentation},
                  {"context_default_gib", fc.memory.context_default.gib()},
                  {"workspace_mib", fc.memory.workspace.mib()},

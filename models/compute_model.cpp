@@ -52,14 +52,20 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
       break;
     }
     case OpKind::attention:
-      work = op.flops / (large_rate(dev, op.dtype) * c.attention_efficiency);
+      work = op.flops * op.work_factor / (large_rate(dev, op.dtype) * c.attention_efficiency);
       break;
     case OpKind::memory:
-      work = mem_time(op.bytes, dev, c);
+      work = op.transpose && c.transpose_efficiency > 0 ? op.bytes / (dev.copy_bw * c.transpose_efficiency)
+                                                        : mem_time(op.bytes, dev, c);
+      if (op.bn_elements > 0 && c.bn_element_rate > 0) work = std::max(work, Seconds(op.bn_elements / c.bn_element_rate));
+      work += c.norm_row_cost * op.rows;
       break;
-    case OpKind::simt:
-      work = std::max(Seconds(op.flops / (large_rate(dev, Dtype::fp32) * c.gemm_efficiency)), mem_time(op.bytes, dev, c));
+    case OpKind::simt: {
+      const double ef = c.dwconv_flop_efficiency > 0 ? c.dwconv_flop_efficiency : c.gemm_efficiency;
+      const double em = c.dwconv_memory_efficiency > 0 ? c.dwconv_memory_efficiency : c.memory_efficiency;
+      work = std::max(Seconds(op.flops / (large_rate(dev, Dtype::fp32) * ef)), op.bytes / (dev.copy_bw * em));
       break;
+    }
   }
   return work + c.gpu_per_kernel * static_cast<double>(op.kernels);
 }

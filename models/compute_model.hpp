@@ -5,7 +5,7 @@
 //   gemm:      max(2mnk / (R_d * w * k/(k+k0) * e_gemm [* e_conv]), bytes / (B * e_mem)) + n_k * t_gpu
 //   attention: FLOPs / (R_d * e_attn) + n_k * t_gpu
 //   memory:    bytes / (B * e_mem) + n_k * t_gpu
-//   simt:      max(FLOPs / (R_fp32 * e_gemm), bytes / (B * e_mem)) + n_k * t_gpu
+//   simt:      max(FLOPs / (R_fp32 * e_dw_flop), bytes / (B * e_dw_mem)) + n_k * t_gpu  (depthwise conv)
 // with R, k0 from the GEMM surface (gemm_model.hpp), B the probe's device-copy bandwidth and n_k kernels.
 // CPU issue time (eager): n_calls * t_call + n_fwd * t_fwd + n_bwd * t_bwd + n_conv * t_conv + t_step, n_calls
 // the framework calls (one per operator occurrence: a module call forward, an autograd node backward, an
@@ -37,6 +37,13 @@ struct ComputeConstants {
   Seconds cpu_per_conv_eager = Seconds::us(20);    // extra CPU time of a cuDNN convolution call (plan lookup)
   Seconds cpu_per_step_eager = Seconds::ms(2);     // per optimizer step: loop, zero_grad, optimizer bookkeeping
   Seconds cpu_per_op_eager = Seconds::us(0);       // per framework call / autograd node, whatever its kernel count
+  // Kernel classes, from kernel-level profiles (tools/fit_kernel_classes.py); 0 = the general constant above.
+  double bn_element_rate = 0;         // BatchNorm kernels: elements per second (bf16 and fp32 alike), 0 = bytes only
+  Seconds norm_row_cost;              // LayerNorm kernels: fixed cost per normalised row (whole GPU)
+  double transpose_efficiency = 0;    // strided (transposing) copies: achieved / probe copy bandwidth
+  double dwconv_flop_efficiency = 0;  // depthwise convolution: achieved / fp32 CUDA-core rate
+  double dwconv_memory_efficiency = 0;  // depthwise convolution: achieved / probe copy bandwidth
+  std::string kernel_classes_source;    // where the four above come from
   std::string source;                  // how the constants were obtained (method, data)
   std::string as_of;
 };

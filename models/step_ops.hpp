@@ -33,6 +33,11 @@ struct Op {
   int kernels = 1;            // GPU kernels per occurrence (each pays launch and framework costs)
   bool conv = false;          // gemm executed as a cuDNN implicit-GEMM convolution
   bool recompute = false;     // forward op re-run in backward by activation checkpointing
+  // Kernel classes that run below the copy bandwidth (measured per class: docs/calibration.md, "Kernel classes"):
+  double bn_elements = 0;     // BatchNorm op: elements its kernels touch per occurrence (their rate, not bytes, binds)
+  double rows = 0;            // row-wise normalisation (LayerNorm): rows per occurrence, each paying a fixed cost
+  bool transpose = false;     // strided (transposing) copy: TensorIterator's non-vectorised kernel
+  double work_factor = 1;     // attention: tile-padded work / model FLOPs (timing only; FLOPs stay the model's)
 };
 
 // Everything one optimizer step runs: `micro` once per micro-batch, `optimizer` once per step.

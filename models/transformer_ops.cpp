@@ -48,25 +48,41 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   const bool rc = k.ckpt;
   // --- forward
   add_memory(ops, "ln1.fwd", Phase::forward, Bytes(8 * N * d), L, 1, rc);
+  ops.back().rows = N;
   add_linear(ops, {"qkv", N, d, 3 * d, L, true, ac, true, rc}, p);
   if (k.mha_copies) {
     // nn.MultiheadAttention (batch_first) works on a (seq, batch, d) transpose: the projection input is
     // made contiguous, the packed q/k/v are re-laid out, and the block output returns transposed, so the
     // next LayerNorm copies it back to contiguous (fp32).
     add_memory(ops, "mha.in_copy", Phase::forward, Bytes(2 * a * N * d), L, 1, rc);
+    ops.back().transpose = true;
     add_memory(ops, "qkv.pack", Phase::forward, Bytes(2 * a * 3 * N * d), L, 1, rc);
+    ops.back().transpose = true;
     add_memory(ops, "mha.ln_copy", Phase::forward, Bytes(8 * N * d), L, 1, rc);
+    ops.back().transpose = true;
     add_memory(ops, "mha.in_copy.bwd", Phase::backward, Bytes(2 * a * N * d), L, 1);
+    ops.back().transpose = true;
     add_memory(ops, "mha.ln_copy.bwd", Phase::backward, Bytes(8 * N * d), L, 1);
+    ops.back().transpose = true;
   }
   // Attention FLOPs: QK^T and PV, 2*s*s*hd each per head = 4*b*s^2*d; a causal mask skips half.
   const double att_f = 4 * k.b * k.s * k.s * d * (k.causal ? 0.5 : 1.0);
+  // Flash attention computes whole tiles of kAttentionTile queries by kAttentionTile keys (FlashAttention-2,
+  // Dao 2023, sec. 3; PyTorch's and cuDNN's SM90 kernels use 64 to 128): a sequence is padded to whole tiles,
+  // and under a causal mask the diagonal tiles run in full. Timing uses that work; the FLOPs stay the model's.
+  constexpr double kAttentionTile = 128;
+  const double tiles = std::ceil(k.s / kAttentionTile);
+  const double padded_s = tiles * kAttentionTile;
+  const double att_work = 4 * k.b * padded_s * padded_s * d * (k.causal ? (tiles + 1) / (2 * tiles) : 1.0);
+  const double work_factor = att_f > 0 ? att_work / att_f : 1.0;
   ops.push_back(attention_op("attn.fwd", Phase::forward, attention_dtype(p), Flops(att_f),
                              Bytes(a * 4 * N * d), L, 1, rc));
+  ops.back().work_factor = work_factor;
   add_memory(ops, "attn.out_copy", Phase::forward, Bytes(2 * a * N * d), L, 1, rc);
   add_linear(ops, {"proj", N, d, d, L, true, false, true, rc}, p);
   add_memory(ops, "residual1.fwd", Phase::forward, Bytes((8 + a) * N * d), L, 1, rc);
   add_memory(ops, "ln2.fwd", Phase::forward, Bytes(8 * N * d), L, 1, rc);
+  ops.back().rows = N;
   add_linear(ops, {"fc", N, d, ff, L, true, ac, true, rc}, p);
   add_memory(ops, "gelu.fwd", Phase::forward, Bytes(2 * a * N * ff), L, 1, rc);
   add_linear(ops, {"proj2", N, ff, d, L, true, false, true, rc}, p);
@@ -75,14 +91,19 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   // Flash backward recomputes QK^T and runs dV, dP, dQ, dK: 2.5x the forward FLOPs; 3 kernels.
   ops.push_back(attention_op("attn.bwd", Phase::backward, attention_dtype(p), Flops(2.5 * att_f),
                              Bytes(a * 8 * N * d), L, 3, false));
+  ops.back().work_factor = work_factor;
   add_memory(ops, "qkv.grad_cat", Phase::backward, Bytes(2 * a * 3 * N * d), L, 1);
   // Flash backward zero-fills its fp32 dQ accumulator and converts it back (counted in its 3 kernels);
   // the grad of the output transpose arrives strided and is made contiguous.
   add_memory(ops, "attn.grad_out_copy", Phase::backward, Bytes(2 * a * N * d), L, 1);
-  if (k.mha_copies) add_memory(ops, "qkv.unpack_grad", Phase::backward, Bytes(2 * a * 3 * N * d), L, 1);
+  if (k.mha_copies) {
+    add_memory(ops, "qkv.unpack_grad", Phase::backward, Bytes(2 * a * 3 * N * d), L, 1);
+    ops.back().transpose = true;
+  }
   add_memory(ops, "gelu.bwd", Phase::backward, Bytes(3 * a * N * ff), L, 1);
   // LayerNorm backward: dx kernel (x, dy -> dx) and dgamma/dbeta kernel (x, dy again).
   add_memory(ops, "ln.bwd", Phase::backward, Bytes(20 * N * d), 2 * L, 2);
+  ops.back().rows = N;
   // Residual joins: branch grad cast to 16-bit (autocast) and skip + branch grad sum in fp32.
   if (ac) add_memory(ops, "residual.grad_cast", Phase::backward, Bytes(6 * N * d), 2 * L, 1);
   add_memory(ops, "residual.grad_sum", Phase::backward, Bytes(12 * N * d), 2 * L, 1);
@@ -131,7 +152,9 @@ StepOps build_gpt_ops(const StepConfig& step) {
   add_memory(ops, "embed.bwd", Phase::backward, Bytes(4 * V * d + 16 * N * d), 1, 10);
   const double per_layer_saved = add_block(ops, k, p);
   add_memory(ops, "lnf.fwd", Phase::forward, Bytes(8 * N * d), 1);
+  ops.back().rows = N;
   add_memory(ops, "lnf.bwd", Phase::backward, Bytes(20 * N * d), 1, 2);
+  ops.back().rows = N;
   add_linear(ops, {"head", N, d, V, 1, false, is_autocast(p), true, false}, p);
   if (t.tied_embeddings) add_memory(ops, "tied.grad_sum", Phase::backward, Bytes(12 * V * d), 1);
   add_cross_entropy(ops, N, V, p);
@@ -181,7 +204,9 @@ StepOps build_vit_ops(const StepConfig& step) {
           step.activation_checkpointing};
   const double per_layer_saved = add_block(ops, k, p);
   add_memory(ops, "lnf.fwd", Phase::forward, Bytes(8 * N * d), 1);
+  ops.back().rows = N;
   add_memory(ops, "lnf.bwd", Phase::backward, Bytes(20 * N * d), 1, 2);
+  ops.back().rows = N;
   add_linear(ops, {"head", b, d, 1000, 1, true, is_autocast(p), true, false}, p);
   add_cross_entropy(ops, b, 1000, p);
   const double block_params = 4 * d + 3 * d * d + 3 * d + d * d + d + 2 * d * ff + ff + d;

@@ -77,7 +77,9 @@ class CnnBuilder {
     const double n = size();
     // Training BatchNorm: statistics + normalise (2 kernels) and the num_batches_tracked increment.
     add_memory(out_.micro, "bn.fwd", Phase::forward, Bytes(3 * a_ * n), 1, 3);
+    out_.micro.back().bn_elements = 3 * n;
     add_memory(out_.micro, "bn.bwd", Phase::backward, Bytes(5 * a_ * n), 1, 2);
+    out_.micro.back().bn_elements = 5 * n;
     saved_ += a_ * n;
     params_ += 2.0 * c_;
     tensors_ += 2;
@@ -142,7 +144,9 @@ class CnnBuilder {
   void layer_norm() {
     const double n = size();
     add_memory(out_.micro, "ln.fwd", Phase::forward, Bytes((a_ + 4) * n), 1);
+    out_.micro.back().rows = n / c_;
     add_memory(out_.micro, "ln.bwd", Phase::backward, Bytes(4 * 4 * n), 1, 2);
+    out_.micro.back().rows = n / c_;
     saved_ += a_ * n;
     params_ += 2.0 * c_;
     tensors_ += 2;

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -120,4 +121,33 @@ TEST_CASE("app::cli: run uses the calibrated H200 model (a measured single-GPU s
   auto j = nlohmann::json::parse(r.out);
   const double step_ms = j["configs"][0]["step_time_s"].get<double>() * 1000;
   CHECK(step_ms == Approx(107.966).epsilon(0.10));
+}
+
+TEST_CASE("app::cli: calibrate check --ops breaks one record's step into operators", "[cli]") {
+  const std::string base =
+      "calibrate check --profile calibrate/profiles/h200.json --runs calibrate/measured/h200-2026-12.jsonl --ops ";
+  auto r = gpuplan(base + "vision/resnet50-b128-bf16");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.rfind("vision/resnet50-b128-bf16: GPU ", 0) == 0);
+  // ResNet-50 has 53 convolutions and 53 BatchNorms: their forward rows count them.
+  CHECK(r.out.find("\nconv.fwd                    forward          53") != std::string::npos);
+  CHECK(r.out.find("\nbn.fwd ") != std::string::npos);
+  auto missing = gpuplan(base + "no/such-record");
+  CHECK(missing.code == 2);
+  CHECK(missing.out == "calibrate/measured/h200-2026-12.jsonl: no train record with id \"no/such-record\"\n");
+}
+
+TEST_CASE("app::cli: calibrate fit --kernel-classes rejects a file missing a constant, in one line", "[cli]") {
+  const auto path = fs::temp_directory_path() / ("gpuplan-kc-" + std::to_string(::getpid()) + ".json");
+  {
+    std::ofstream f(path);
+    f << R"({"bn_gelements_per_s": 900, "norm_row_cost_ns": 1.0, "transpose_efficiency": 0.4,
+             "dwconv_flop_efficiency": -0.2})";
+  }
+  auto r = gpuplan("calibrate fit --profile calibrate/profiles/h200.json --runs calibrate/measured/h200-2026-12.jsonl "
+                   "--kernel-classes " + path.string());
+  CHECK(r.code == 2);
+  CHECK(r.out.find(path.string() + ":/dwconv_flop_efficiency: must be positive, got -0.2") != std::string::npos);
+  CHECK(r.out.find(path.string() + ":/dwconv_memory_efficiency: expected a number, got nothing") != std::string::npos);
+  fs::remove(path);
 }

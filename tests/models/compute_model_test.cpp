@@ -181,3 +181,57 @@ TEST_CASE("models::compute: eager CPU time is the per-call cost times the framew
   CHECK(p.cpu_issue.value() * 1e6 == Approx(40 * calls).epsilon(1e-9));
   CHECK(p.kernels > calls);  // several ops launch more than one kernel
 }
+
+TEST_CASE("models::compute: kernel classes below the copy bandwidth (hand-computed)", "[models]") {
+  const DeviceModel dev = device();  // 4,000 GB/s copy
+  ComputeConstants c;
+  c.memory_efficiency = 0.8;
+  c.gpu_per_kernel = Seconds(0);
+  Op op;
+  op.kind = OpKind::memory;
+  op.bytes = Bytes(3.2e9);  // 3.2 GB at 3,200 GB/s: 1 ms
+  SECTION("BatchNorm: the slower of bytes over bandwidth and elements over the element rate") {
+    op.bn_elements = 2e9;
+    c.bn_element_rate = 1e12;  // 2e9 elements: 2 ms
+    CHECK(op_gpu_time(op, dev, c).ms() == Approx(2.0));
+    c.bn_element_rate = 4e12;  // 0.5 ms: bandwidth binds
+    CHECK(op_gpu_time(op, dev, c).ms() == Approx(1.0));
+    c.bn_element_rate = 0;  // not set: bytes only
+    CHECK(op_gpu_time(op, dev, c).ms() == Approx(1.0));
+  }
+  SECTION("LayerNorm: a fixed cost per row on top of the bytes") {
+    op.rows = 1e6;
+    c.norm_row_cost = Seconds::ns(1.5);
+    CHECK(op_gpu_time(op, dev, c).ms() == Approx(1.0 + 1.5));
+  }
+  SECTION("transposing copies run at their own fraction of the copy bandwidth") {
+    op.transpose = true;
+    c.transpose_efficiency = 0.4;  // 3.2 GB at 1,600 GB/s
+    CHECK(op_gpu_time(op, dev, c).ms() == Approx(2.0));
+  }
+  SECTION("depthwise convolution: max of FLOPs over its CUDA-core rate and bytes over its bandwidth") {
+    op.kind = OpKind::simt;
+    op.dtype = Dtype::fp32;
+    op.flops = Flops(1e9);
+    c.dwconv_memory_efficiency = 0.5;  // 3.2 GB at 2,000 GB/s: 1.6 ms
+    c.dwconv_flop_efficiency = 1.0;
+    CHECK(op_gpu_time(op, dev, c).ms() == Approx(1.6));
+    op.flops = Flops(1e12);  // far above the fp32 rate (about 50 TFLOP/s): FLOP-bound, ~20 ms
+    CHECK(op_gpu_time(op, dev, c).ms() > 10.0);
+  }
+}
+
+TEST_CASE("models::compute: flash attention pays for whole 128-token tiles", "[models]") {
+  auto factor = [](int seq) {
+    StepConfig s = gpt(2, 512, seq, 4);
+    for (const Op& op : build_step_ops(s).micro)
+      if (op.name == "attn.fwd") return op.work_factor;
+    return 0.0;
+  };
+  // Causal, 1,024 tokens = 8 tiles: 8*9/2 = 36 tiles of 64 run, against the mask's 32 of work.
+  CHECK(factor(1024) == Approx(36.0 / 32.0));
+  // 200 tokens pad to 256 = 2 tiles: 3 of 4 tiles run; model work 200^2/2.
+  CHECK(factor(200) == Approx((3.0 * 128 * 128) / (200.0 * 200.0 / 2)));
+  // Long sequences approach the mask's half: 8,192 tokens = 64 tiles, 65/128 against 1/2.
+  CHECK(factor(8192) == Approx(65.0 / 64.0));
+}

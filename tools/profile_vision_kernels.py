@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Where the GPU time of a torchvision training step goes, by kernel class (torch.profiler).
+
+Same step as tools/measure_holdout.py's vision runs: channels_last, bf16 autocast, SGD with momentum,
+cudnn.benchmark, synthetic inputs on the GPU. For each model: the step's wall time (10 steps between two
+synchronisations), then 5 profiled steps whose CUDA kernels are summed by class (conv, depthwise conv, GEMM,
+attention, norms, elementwise, layout copies, optimizer, ...). Writes one JSON line per model.
+
+Used to see which operator classes the compute model misses (docs/calibration.md, "Vision models").
+Usage: python3 tools/profile_vision_kernels.py OUT.jsonl [model:batch ...]
+"""
+import json
+import re
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+import torchvision
+from torch.profiler import ProfilerActivity, profile
+
+CLASSES = [
+    ("dwconv", r"depthwise|dwconv|DepthwiseConv|conv_depthwise"),
+    ("attention", r"fmha|flash|attention|efficient_attention"),
+    ("conv", r"fprop|dgrad|wgrad|implicit|convolve|conv|xmma_.*(nhwc|ndhwc)|cudnn"),
+    ("gemm", r"gemm|nvjet|cutlass|cublas|Kernel2|splitK"),
+    ("layernorm", r"layer_norm|LayerNorm"),
+    ("batchnorm", r"batch_norm|batchnorm|bn_|welford|BatchNorm"),
+    ("optimizer", r"multi_tensor|fused_adam|sgd|Adam"),
+    ("layout", r"nchwToNhwc|nhwcToNchw|transpose|permute|copy_|Copy|CatArrayBatched|cat_"),
+    ("softmax_loss", r"softmax|cross_entropy|nll_loss|log_softmax"),
+    ("pool", r"pool|Pool"),
+    ("reduce", r"reduce|Reduce|sum_|mean"),
+    ("elementwise", r"elementwise|vectorized|unrolled|Elementwise|gelu|silu|hardswish|relu|sigmoid|fill|mul|add"),
+]
+
+
+def classify(name):
+    for cls, pat in CLASSES:
+        if re.search(pat, name):
+            return cls
+    return "other"
+
+
+def run(model_name, batch, precision="bf16"):
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
+    model = getattr(torchvision.models, model_name)(weights=None).cuda().to(memory_format=torch.channels_last).train()
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    x = torch.randn(batch, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (batch,), device="cuda")
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(x).float(), y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    for _ in range(5):
+        step()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    iters = 10
+    for _ in range(iters):
+        step()
+    torch.cuda.synchronize()
+    step_ms = (time.perf_counter() - t0) * 1000 / iters
+
+    nprof = 5
+    with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
+        for _ in range(nprof):
+            step()
+        torch.cuda.synchronize()
+    by_class, kernels, top = {}, 0, {}
+    for ev in prof.events():
+        if ev.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        dur = ev.device_time_total if hasattr(ev, "device_time_total") else ev.cuda_time_total
+        if dur <= 0:
+            continue
+        c = classify(ev.name)
+        by_class[c] = by_class.get(c, 0.0) + dur / 1000 / nprof
+        kernels += 1
+        top[ev.name] = top.get(ev.name, 0.0) + dur / 1000 / nprof
+    gpu_ms = sum(by_class.values())
+    top_list = sorted(top.items(), key=lambda kv: -kv[1])[:15]
+    return {"model": model_name, "batch": batch, "precision": precision, "step_ms": round(step_ms, 3),
+            "gpu_kernel_ms": round(gpu_ms, 3), "kernels_per_step": kernels / nprof,
+            "by_class_ms": {k: round(v, 3) for k, v in sorted(by_class.items(), key=lambda kv: -kv[1])},
+            "top_kernels_ms": [[n[:160], round(v, 3)] for n, v in top_list],
+            "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
+            "device": torch.cuda.get_device_name()}
+
+
+def main():
+    out = sys.argv[1]
+    specs = sys.argv[2:] or ["convnext_tiny:128", "vit_b_16:128", "vit_b_32:128", "efficientnet_b0:128",
+                             "mobilenet_v3_large:256", "resnet50:256", "resnet50:128", "resnet152:64",
+                             "densenet121:128", "resnet34:128", "resnet18:256"]
+    with open(out, "w") as f:
+        for s in specs:
+            name, b = s.split(":")
+            try:
+                rec = run(name, int(b))
+            except Exception as e:  # one failing model must not lose the others
+                rec = {"model": name, "batch": int(b), "error": repr(e)[:300]}
+            print(json.dumps({k: rec.get(k) for k in ("model", "batch", "step_ms", "gpu_kernel_ms", "by_class_ms")}),
+                  flush=True)
+            f.write(json.dumps(rec) + "\n")
+            f.flush()
+            torch.cuda.empty_cache()
+
+
+if __name__ == "__main__":
+    main()
