@@ -94,11 +94,10 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
     }
     rep.records.push_back(std::move(rr));
   }
-  int in_mape = 0;
-  for (const auto& r : rep.records) in_mape += r.in_mape ? 1 : 0;
-  s.mape_pct = in_mape ? sum / in_mape : 0;
+  for (const auto& r : rep.records) s.mape_records += r.in_mape ? 1 : 0;
+  s.mape_pct = s.mape_records ? sum / s.mape_records : 0;
   s.mem_mape_pct = s.mem_records ? mem_sum / s.mem_records : 0;
-  s.pass = in_mape > 0 && s.mape_pct <= tolerance_pct;
+  s.pass = s.mape_records > 0 && s.mape_pct <= tolerance_pct;
   return rep;
 }
 
@@ -138,8 +137,7 @@ std::string render_table(const CheckReport& r) {
   o << "\nstep-time MAPE over GPU-bound train records: " << fmt("%.2f", s.mape_pct) << "% (tolerance "
     << fmt("%.1f", s.tolerance_pct) << "%) " << (s.pass ? "PASS" : "FAIL") << "\n"
     << "largest error: " << fmt("%.1f", s.max_abs_err_pct) << "% (" << s.max_err_id << "); within 25%: "
-    << s.within_25 << " of " << std::count_if(r.records.begin(), r.records.end(), [](const RecordResult& x) { return x.in_mape; })
-    << "\n"
+    << s.within_25 << " of " << s.mape_records << "\n"
     << "OOM agreement: " << s.oom_agree << "/" << s.oom_records << "; peak-memory mean abs error: "
     << fmt("%.1f", s.mem_mape_pct) << "% over " << s.mem_records << " records\n"
     << "train records: " << s.train_records << " (GPU-bound " << s.gpu_bound << "), predicted " << s.predicted
@@ -239,6 +237,7 @@ nlohmann::json render_json(const CheckReport& r) {
                         {"max_abs_err_pct", s.max_abs_err_pct},
                         {"max_err_id", s.max_err_id},
                         {"within_25_pct", s.within_25},
+                        {"mape_records", s.mape_records},
                         {"oom_agree", s.oom_agree},
                         {"oom_records", s.oom_records},
                         {"peak_mem_mape_pct", s.mem_mape_pct},

@@ -53,6 +53,7 @@ struct CheckSummary {
   double mape_pct = 0;        // over GPU-bound records with both times
   double max_abs_err_pct = 0;
   std::string max_err_id;
+  int mape_records = 0;       // GPU-bound records with both times (those the MAPE averages)
   int within_25 = 0;
   int oom_records = 0, oom_agree = 0;  // OOM agreement over all expressible train records
   double mem_mape_pct = 0;    // mean |peak-mem error| over records with a measured peak

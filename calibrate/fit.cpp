@@ -188,15 +188,10 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
     fc.compute.attention_efficiency = c->number("attention_efficiency", true, true).value_or(0);
     fc.compute.memory_efficiency = c->number("memory_efficiency", true, true).value_or(0);
     fc.compute.gpu_per_kernel = Seconds::us(c->number("gpu_per_kernel_us", true, true).value_or(0));
-    // The fit may drive the per-kernel CPU costs to zero (the per-call cost takes them over): >= 0.
-    auto non_negative = [&](const char* key) {
-      const double x = c->number(key, true).value_or(0);
-      if (x < 0) c->error(key, "must be zero or positive, got " + std::to_string(x));
-      return x;
-    };
-    fc.compute.cpu_per_kernel_eager = Seconds::us(non_negative("cpu_per_kernel_eager_us"));
+    // The fit may drive the per-kernel CPU costs to zero (the per-call cost takes them over).
+    fc.compute.cpu_per_kernel_eager = Seconds::us(c->non_negative("cpu_per_kernel_eager_us", true).value_or(0));
     fc.compute.cpu_per_conv_eager = Seconds::us(c->number("cpu_per_conv_eager_us", true, true).value_or(0));
-    fc.compute.cpu_per_bwd_kernel_eager = Seconds::us(non_negative("cpu_per_bwd_kernel_eager_us"));
+    fc.compute.cpu_per_bwd_kernel_eager = Seconds::us(c->non_negative("cpu_per_bwd_kernel_eager_us", true).value_or(0));
     fc.compute.cpu_per_step_eager = Seconds::us(c->number("cpu_per_step_eager_us", true, true).value_or(0));
     fc.compute.cpu_per_op_eager = Seconds::us(c->number("cpu_per_op_eager_us", false).value_or(0));
     read_kernel_classes(*c, fc.compute);
@@ -237,9 +232,7 @@ void read_kernel_classes(FieldReader& r, ComputeConstants& c, bool required) {
   // In a kernel-classes file each constant must be positive; in a fit file 0 means "not set" (the general
   // constant applies) and only negatives are wrong.
   auto value = [&](const char* key) {
-    const double x = r.number(key, required, required).value_or(0);
-    if (x < 0) r.error(key, "must be zero or positive, got " + std::to_string(x));
-    return x;
+    return (required ? r.number(key, true, true) : r.non_negative(key, false)).value_or(0);
   };
   c.bn_element_rate = value("bn_gelements_per_s") * 1e9;
   c.norm_row_cost = Seconds::ns(value("norm_row_cost_ns"));

@@ -53,6 +53,15 @@ std::optional<double> FieldReader::number(const std::string& key, bool required,
   return x;
 }
 
+std::optional<double> FieldReader::non_negative(const std::string& key, bool required) {
+  const auto x = number(key, required);
+  if (x && *x < 0) {
+    error(key, "must be zero or positive, got " + obj_[key].dump());
+    return std::nullopt;
+  }
+  return x;
+}
+
 std::optional<std::string> FieldReader::string(const std::string& key, bool required) {
   if (!has(key)) {
     if (required) error(key, "expected a string, got nothing");

@@ -23,6 +23,8 @@ class FieldReader {
 
   // Required / optional number; `positive` rejects values <= 0.
   std::optional<double> number(const std::string& key, bool required, bool positive = false);
+  // Required / optional number that may be zero but not negative.
+  std::optional<double> non_negative(const std::string& key, bool required);
   std::optional<std::string> string(const std::string& key, bool required);
   std::optional<bool> boolean(const std::string& key, bool required);
   // Sub-object reader (an empty object when absent and not required).

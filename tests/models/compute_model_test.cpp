@@ -216,8 +216,11 @@ TEST_CASE("models::compute: kernel classes below the copy bandwidth (hand-comput
     c.dwconv_memory_efficiency = 0.5;  // 3.2 GB at 2,000 GB/s: 1.6 ms
     c.dwconv_flop_efficiency = 1.0;
     CHECK(op_gpu_time(op, dev, c).ms() == Approx(1.6));
-    op.flops = Flops(1e12);  // far above the fp32 rate (about 50 TFLOP/s): FLOP-bound, ~20 ms
-    CHECK(op_gpu_time(op, dev, c).ms() > 10.0);
+    op.flops = Flops(1e12);  // FLOP-bound: 1e12 over the fitted fp32 rate (about 50 TFLOP/s, ~20 ms)
+    const double r32 = dev.surface.fits.at(Dtype::fp32).rate.value();
+    CHECK(op_gpu_time(op, dev, c).value() == Approx(1e12 / r32));
+    c.dwconv_flop_efficiency = 0.25;  // a quarter of the rate: four times the time
+    CHECK(op_gpu_time(op, dev, c).value() == Approx(4e12 / r32));
   }
 }
 
