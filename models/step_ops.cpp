@@ -101,8 +101,10 @@ std::vector<Op> optimizer_ops(OptimizerKind opt, double params, double tensors) 
   }
   // multi_tensor_apply: one launch per ~24 tensors or per ~20M elements, whichever needs more.
   const double launches = std::max(std::ceil(tensors / 24.0), std::ceil(params / 20e6));
+  // bytes_per_param is the whole update, spread over its list_ops passes: each pass is one op of
+  // bytes_per_param / list_ops per parameter (count multiplies the op's bytes as well as its launches).
   std::vector<Op> ops;
-  add_memory(ops, "optimizer.update", Phase::optimizer, Bytes(bytes_per_param * params), list_ops,
+  add_memory(ops, "optimizer.update", Phase::optimizer, Bytes(bytes_per_param / list_ops * params), list_ops,
              static_cast<int>(std::max(1.0, launches)));
   return ops;
 }

@@ -56,6 +56,10 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
     // next LayerNorm copies it back to contiguous (fp32).
     add_memory(ops, "mha.in_copy", Phase::forward, Bytes(2 * a * N * d), L, 1, rc);
     ops.back().transpose = true;
+    // F.linear on the 3-D transposed input runs a bare mm and adds the bias in a separate strided pass
+    // (profiled: aten::add_ [[197,128,2304],[2304]], 161 us per layer for ViT-B/16 b128, a transpose's rate).
+    add_memory(ops, "qkv.bias_add", Phase::forward, Bytes(2 * a * 3 * N * d), L, 1, rc);
+    ops.back().transpose = true;
     add_memory(ops, "qkv.pack", Phase::forward, Bytes(2 * a * 3 * N * d), L, 1, rc);
     ops.back().transpose = true;
     add_memory(ops, "mha.ln_copy", Phase::forward, Bytes(8 * N * d), L, 1, rc);
@@ -81,6 +85,9 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   add_memory(ops, "attn.out_copy", Phase::forward, Bytes(2 * a * N * d), L, 1, rc);
   add_linear(ops, {"proj", N, d, d, L, true, false, true, rc}, p);
   add_memory(ops, "residual1.fwd", Phase::forward, Bytes((8 + a) * N * d), L, 1, rc);
+  // nn.MultiheadAttention(batch_first) returns its output as a transposed view: the residual add reads it
+  // strided (profiled: a non-vectorised add kernel at about a transpose's rate).
+  ops.back().transpose = k.mha_copies;
   add_memory(ops, "ln2.fwd", Phase::forward, Bytes(8 * N * d), L, 1, rc);
   ops.back().rows = N;
   add_linear(ops, {"fc", N, d, ff, L, true, ac, true, rc}, p);
@@ -90,11 +97,24 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   // --- backward (linear backward ops were added by add_linear)
   // Flash backward recomputes QK^T and runs dV, dP, dQ, dK: 2.5x the forward FLOPs; 3 kernels.
   ops.push_back(attention_op("attn.bwd", Phase::backward, attention_dtype(p), Flops(2.5 * att_f),
-                             Bytes(a * 8 * N * d), L, 3, false));
+                             Bytes(a * 8 * N * d), L, 1, false));
   ops.back().work_factor = work_factor;
-  add_memory(ops, "qkv.grad_cat", Phase::backward, Bytes(2 * a * 3 * N * d), L, 1);
-  // Flash backward zero-fills its fp32 dQ accumulator and converts it back (counted in its 3 kernels);
-  // the grad of the output transpose arrives strided and is made contiguous.
+  // Flash backward's two memory passes around the main kernel (FlashAttention-2, Dao 2023, alg. 2; the
+  // kernels flash_bwd_dot_do_o / flash_bwd_convert_dq, in cuDNN compute_dot_do_o / convert_dq_to_16bits):
+  // D = rowsum(dO * O) reads dO and O and writes one fp32 per row and head; dQ is accumulated in a zeroed
+  // fp32 buffer that is then read and written back in 16 bits.
+  add_memory(ops, "attn.bwd_dot_do_o", Phase::backward, Bytes(2 * a * N * d + 4 * N * k.heads), L, 1);
+  add_memory(ops, "attn.bwd_dq_convert", Phase::backward, Bytes((4 + 4 + a) * N * d), L, 1);
+  if (k.mha_copies) {
+    // q, k, v are selected from the packed projection (proj[0], proj[1], proj[2]): each select's backward
+    // zero-fills a full (3, s, b, d) gradient and the three are summed by autograd (profiled: 3 aten::fill_
+    // and 2 aten::add_ of [3,197,128,768] per layer for ViT-B/16 b128, 3.2 ms of the step; no cat).
+    add_memory(ops, "qkv.select_grad_fill", Phase::backward, Bytes(3 * a * 3 * N * d), L, 3);
+    add_memory(ops, "qkv.select_grad_sum", Phase::backward, Bytes(2 * 3 * a * 3 * N * d), L, 2);
+  } else {
+    add_memory(ops, "qkv.grad_cat", Phase::backward, Bytes(2 * a * 3 * N * d), L, 1);
+  }
+  // The grad of the output transpose arrives strided and is made contiguous.
   add_memory(ops, "attn.grad_out_copy", Phase::backward, Bytes(2 * a * N * d), L, 1);
   if (k.mha_copies) {
     add_memory(ops, "qkv.unpack_grad", Phase::backward, Bytes(2 * a * 3 * N * d), L, 1);

@@ -7,6 +7,7 @@ synchronisations), then 5 profiled steps whose CUDA kernels are summed by class 
 attention, norms, elementwise, layout copies, optimizer, ...). Writes one JSON line per model.
 
 Used to see which operator classes the compute model misses (docs/calibration.md, "Vision models").
+`aten_ops` lists, per aten operator and input shapes, the calls and self GPU ms per step (the 120 largest).
 Usage: python3 tools/profile_vision_kernels.py OUT.jsonl [model:batch ...]
 """
 import json
@@ -69,7 +70,7 @@ def run(model_name, batch, precision="bf16"):
     step_ms = (time.perf_counter() - t0) * 1000 / iters
 
     nprof = 5
-    with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
+    with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU], record_shapes=True) as prof:
         for _ in range(nprof):
             step()
         torch.cuda.synchronize()
@@ -84,12 +85,26 @@ def run(model_name, batch, precision="bf16"):
         by_class[c] = by_class.get(c, 0.0) + dur / 1000 / nprof
         kernels += 1
         top[ev.name] = top.get(ev.name, 0.0) + dur / 1000 / nprof
+    # Per aten operator and input shapes: GPU time of the kernels it launched itself (not its children),
+    # so that each of the model's operators can be set against what PyTorch really ran.
+    aten = []
+    for e in prof.key_averages(group_by_input_shape=True):
+        self_dev = getattr(e, "self_device_time_total", None)
+        if self_dev is None:
+            self_dev = e.self_cuda_time_total
+        if self_dev <= 0:
+            continue
+        if not e.key.startswith("aten::"):
+            continue
+        aten.append([e.key, str(e.input_shapes)[:200], round(e.count / nprof, 2), round(self_dev / 1000 / nprof, 4)])
+    aten.sort(key=lambda r: -r[3])
     gpu_ms = sum(by_class.values())
     top_list = sorted(top.items(), key=lambda kv: -kv[1])[:15]
     return {"model": model_name, "batch": batch, "precision": precision, "step_ms": round(step_ms, 3),
             "gpu_kernel_ms": round(gpu_ms, 3), "kernels_per_step": kernels / nprof,
             "by_class_ms": {k: round(v, 3) for k, v in sorted(by_class.items(), key=lambda kv: -kv[1])},
             "top_kernels_ms": [[n[:160], round(v, 3)] for n, v in top_list],
+            "aten_ops": aten[:120],
             "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
             "device": torch.cuda.get_device_name()}
 

@@ -81,6 +81,16 @@ TEST_CASE("models::step_ops: AdamW keeps 8 bytes of fp32 state per parameter, SG
   const auto ops = optimizer_ops(OptimizerKind::adamw_fused, 1e6, 10);
   REQUIRE(ops.size() == 1);
   CHECK(ops[0].bytes.value() * ops[0].count == Approx(28e6));
+  // Foreach SGD-momentum: buf *= mu (r+w buf, 8 B), buf += g (r buf, g, w buf, 12 B), p -= lr*buf (12 B):
+  // 32 bytes per parameter in all over three list passes, not 32 per pass. The kernel profile of the
+  // torchvision steps (calibrate/probes/results/vision-kernels-h200-2026-12-02.jsonl) agrees: ViT-B/16's
+  // 86.6M parameters take 0.74 ms of optimizer kernels, 2.77 GB at 3.7 TB/s; 96 B would need 11 TB/s.
+  const auto sgdm = optimizer_ops(OptimizerKind::sgd_momentum, 1e6, 10);
+  REQUIRE(sgdm.size() == 1);
+  CHECK(sgdm[0].count == 3);
+  CHECK(sgdm[0].bytes.value() * sgdm[0].count == Approx(32e6));
+  const auto sgd = optimizer_ops(OptimizerKind::sgd, 1e6, 10);
+  CHECK(sgd[0].bytes.value() * sgd[0].count == Approx(12e6));
 }
 
 TEST_CASE("models::step_ops: unknown models need params and FLOPs", "[models]") {
@@ -93,4 +103,43 @@ TEST_CASE("models::step_ops: unknown models need params and FLOPs", "[models]") 
   const StepOps o = build_step_ops(s);
   CHECK(o.not_expressible.empty());
   CHECK(fwd_flops(o) == Approx(1e9).epsilon(0.01));
+}
+
+TEST_CASE("models::step_ops: torchvision MHA's q/k/v select backward and flash backward's memory passes",
+          "[models]") {
+  // Hand-computed for ViT-B/16 at batch 2 under bf16 autocast: N = 2 * 197 tokens, d = 768, 12 heads.
+  StepConfig s;
+  s.model.id = "vit_b_16";
+  s.model.family = ModelFamily::vit;
+  s.model.dims = *vit_dims("vit_b_16");
+  s.micro_batch = 2;
+  s.precision = Precision::bf16;
+  const StepOps v = build_vit_ops(s);
+  const double N = 2 * 197, d = 768, a = 2;
+  auto find = [](const StepOps& o, const std::string& name) -> const Op* {
+    for (const Op& op : o.micro)
+      if (op.name == name) return &op;
+    return nullptr;
+  };
+  // proj[0], proj[1], proj[2]: three zero-filled (3, N, d) 16-bit gradients, summed by two adds
+  // (each reads two and writes one); no cat.
+  REQUIRE(find(v, "qkv.select_grad_fill") != nullptr);
+  CHECK(find(v, "qkv.select_grad_fill")->bytes.value() == Approx(3 * 3 * N * d * a));
+  CHECK(find(v, "qkv.select_grad_fill")->kernels == 3);
+  CHECK(find(v, "qkv.select_grad_sum")->bytes.value() == Approx(2 * 3 * 3 * N * d * a));
+  CHECK(find(v, "qkv.grad_cat") == nullptr);
+  // The bias of the in-projection is added in its own strided pass; the residual add after MHA is strided.
+  CHECK(find(v, "qkv.bias_add")->transpose);
+  CHECK(find(v, "residual1.fwd")->transpose);
+  // Flash backward: rowsum(dO * O) reads two 16-bit (N, d) tensors and writes N * heads fp32;
+  // dQ: zero and read an fp32 (N, d) buffer, write it back in 16 bits.
+  CHECK(find(v, "attn.bwd_dot_do_o")->bytes.value() == Approx(2 * a * N * d + 4 * N * 12));
+  CHECK(find(v, "attn.bwd_dq_convert")->bytes.value() == Approx((4 + 4 + a) * N * d));
+  CHECK(find(v, "attn.bwd")->kernels == 1);
+
+  // The GPT block splits q/k/v with views: its backward is one cat, and nothing is strided.
+  const StepOps g = build_gpt_ops(gpt(2, 256, 4, 128, 2));
+  CHECK(find(g, "qkv.grad_cat") != nullptr);
+  CHECK(find(g, "qkv.select_grad_fill") == nullptr);
+  CHECK_FALSE(find(g, "residual1.fwd")->transpose);
 }
