@@ -6,6 +6,8 @@
 
 #include "app/cli.hpp"
 #include "app/cmd_calibrate_comm.hpp"  // issue 5: `calibrate comm`
+#include "app/profile_cache.hpp"
+#include "calibrate/loader_check.hpp"
 #include "calibrate/check.hpp"
 #include "calibrate/fit.hpp"
 #include "calibrate/profile_io.hpp"
@@ -22,6 +24,7 @@ struct CalibrateOptions {
   std::string format = "table";
   std::string plot;
   std::string ops;  // check: print the operator breakdown of this record id
+  std::string sim_constants;  // check: sim-constants.json for the loader simulation (default: beside the profile)
   std::string out;
   bool loo = false;
   bool gemm_loo = false;
@@ -67,7 +70,18 @@ int run_check_command(const CalibrateOptions& o) {
     std::cerr << o.runs << ": no train record with id \"" << o.ops << "\"\n";
     return kExitBadInput;
   }
-  const auto rep = calibrate::run_check(runs, *profile, *constants, o.tolerance);
+  // The loader simulation's constants: --sim-constants, else sim-constants.json beside the profile, else the
+  // project's (calibrate/profiles).
+  std::string spath = o.sim_constants;
+  if (spath.empty()) {
+    spath = (std::filesystem::path(o.profile).parent_path() / "sim-constants.json").string();
+    if (!std::filesystem::exists(spath)) spath = default_profiles_dir() + "/sim-constants.json";
+  }
+  std::vector<std::string> sim_notes;
+  const sim::SimConstants k = read_sim_constants(spath, sim_notes);
+  if (!o.sim_constants.empty() && !report(sim_notes)) return kExitBadInput;
+  const auto rep = calibrate::run_check(runs, *profile, *constants, o.tolerance,
+                                        calibrate::loader_pipeline(*profile, k.cpu_all_core_slowdown));
   if (o.format == "json")
     std::cout << calibrate::render_json(rep).dump(2) << "\n";
   else
@@ -169,6 +183,8 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   check->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}));
   check->add_option("--plot", opts->plot, "write an SVG scatter of predicted vs measured step time");
   check->add_option("--ops", opts->ops, "print the operator breakdown of the record with this id, and nothing else");
+  check->add_option("--sim-constants", opts->sim_constants,
+                    "simulation constants for the data-loader records (default: sim-constants.json beside the profile)");
   check->callback([opts, &ctx] { ctx.exit_code = run_check_command(*opts); });
 
   auto* fit = cal->add_subcommand("fit", "Fit the compute model's global constants over measured runs");

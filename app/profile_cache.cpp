@@ -18,6 +18,13 @@ constexpr const char* kBaseGpu = "h200-sxm";
 
 double ratio(double target, double base) { return base > 0 && target > 0 ? target / base : 1.0; }
 
+std::optional<GpuProfile> load_if(const std::string& path, std::vector<std::string>& errors) {
+  if (!fs::exists(path)) return std::nullopt;
+  return calibrate::load_profile(path, errors);
+}
+
+}  // namespace
+
 sim::SimConstants read_sim_constants(const std::string& path, std::vector<std::string>& notes) {
   sim::SimConstants k;
   std::ifstream in(path);
@@ -42,19 +49,13 @@ sim::SimConstants read_sim_constants(const std::string& path, std::vector<std::s
     k.framework_import = Seconds(num("framework_import_s"));
     k.checkpoint_d2h_rate = ByteRate(num("checkpoint_d2h_GBps") * 1e9);
     k.checkpoint_write_efficiency = num("checkpoint_write_efficiency");
+    k.cpu_all_core_slowdown = num("cpu_all_core_slowdown");
     k.source = path;
   } catch (const std::exception& e) {
     notes.push_back(path + ": " + e.what());
   }
   return k;
 }
-
-std::optional<GpuProfile> load_if(const std::string& path, std::vector<std::string>& errors) {
-  if (!fs::exists(path)) return std::nullopt;
-  return calibrate::load_profile(path, errors);
-}
-
-}  // namespace
 
 std::string default_profiles_dir() {
   if (fs::is_directory("calibrate/profiles")) return "calibrate/profiles";

@@ -52,6 +52,9 @@ class ProfileCache {
   std::vector<std::string> sim_notes_;
 };
 
+// Reads sim-constants.json at `path`; a missing file or field leaves 0 and adds a line to `notes`.
+sim::SimConstants read_sim_constants(const std::string& path, std::vector<std::string>& notes);
+
 // The folder holding calibrate/profiles: ./calibrate/profiles when present, else the source tree's.
 std::string default_profiles_dir();
 

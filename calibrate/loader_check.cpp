@@ -18,10 +18,10 @@ std::optional<double> number(const nlohmann::json& j, const char* key) {
 
 }  // namespace
 
-PipelinePredictor loader_pipeline(const GpuProfile& profile) {
+PipelinePredictor loader_pipeline(const GpuProfile& profile, double all_core_slowdown) {
   const ByteRate copy = sim::host_copy_rate(profile);
   const ByteRate h2d = profile.h2d_pinned;
-  return [copy, h2d](const RunRecord& rec, const RecordPrediction& pred) -> std::optional<double> {
+  return [copy, h2d, all_core_slowdown](const RunRecord& rec, const RecordPrediction& pred) -> std::optional<double> {
     const nlohmann::json& in = rec.input;
     const auto cpu_ms = number(in, "sample_cpu_ms_1thread");
     const auto batch = number(in, "batch");
@@ -47,6 +47,7 @@ PipelinePredictor loader_pipeline(const GpuProfile& profile) {
     run.h2d_pinned = h2d;
     run.host_copy = copy;
     run.gpu = pred.step;
+    run.all_core_slowdown = all_core_slowdown;
     return sim::simulate_pipeline_run(run).step_time.ms();
   };
 }

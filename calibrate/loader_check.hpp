@@ -14,7 +14,8 @@ namespace gp::calibrate {
 
 // The predictor to pass to run_check / predict_train_record for CPU-pipeline records on `profile`.
 // It returns nullopt for records lacking a needed field.
-PipelinePredictor loader_pipeline(const GpuProfile& profile);
+// `all_core_slowdown`: sim-constants.json's cpu_all_core_slowdown (0: workers run at the single-thread cost).
+PipelinePredictor loader_pipeline(const GpuProfile& profile, double all_core_slowdown = 0);
 
 // Samples per second of the CPU-pipeline records of a check: measured vs predicted.
 struct LoaderRecordError {

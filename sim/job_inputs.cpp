@@ -142,6 +142,12 @@ ComputeWork compute_work(const StepPrediction& pred, int m, double split, int pp
   return c;
 }
 
+double all_core_factor(double busy, double cores, double slowdown) {
+  if (!(cores > 1) || !(slowdown > 0)) return 1.0;
+  const double b = std::clamp(busy, 1.0, cores);
+  return 1.0 + slowdown * (b - 1.0) / (cores - 1.0);
+}
+
 ByteRate host_copy_rate(const GpuProfile& p) {
   const double pg = p.h2d_pageable.value(), pin = p.h2d_pinned.value();
   if (pg <= 0 || pin <= 0 || pg >= pin) return ByteRate(0);
@@ -178,7 +184,10 @@ StepSimInput make_step_input(const JobConfig& job, const StepPrediction& pred, c
     L.num_workers = d.num_workers;
     L.pin_memory = d.pin_memory;
     L.prefetch_factor = std::max(1, d.prefetch_factor);
-    L.batch_cpu = d.sample_cpu * (mb * (1.0 + remote));
+    // Busy threads on the node: every rank's training process and its workers.
+    const double busy = cl.ranks_per_node * (d.num_workers + 1.0);
+    const double load = cl.cpu_cores > 0 ? all_core_factor(busy, cl.cpu_cores, k.cpu_all_core_slowdown) : 1.0;
+    L.batch_cpu = d.sample_cpu * (mb * (1.0 + remote) * load);
     L.batch_cpu_cv = d.sample_cpu_cv / std::sqrt(mb);
     L.batch_bytes = d.sample_bytes * mb;
     L.h2d_pinned = profile.h2d_pinned;

@@ -24,8 +24,15 @@ struct SimConstants {
   Seconds framework_import;         // `import torch` in a fresh process, before CUDA initialisation
   ByteRate checkpoint_d2h_rate;     // torch.save's device-to-host copy (0: the profile's pinned rate)
   double checkpoint_write_efficiency = 0;  // achieved / raw storage write rate (0: 1)
+  double cpu_all_core_slowdown = 0;  // extra CPU time per sample with every core busy (0.2 = 20% slower)
   std::string source, as_of;
 };
+
+// How much longer a CPU-bound task takes when `busy` of the host's `cores` are busy than when it runs alone
+// (as the loader's single-thread sample cost is measured): 1 + slowdown * (busy - 1) / (cores - 1), busy
+// clamped to [1, cores]. Linear in the busy cores, as the all-core turbo frequency and the shared L3 and
+// memory bandwidth are (docs/simulation.md, "CPU slowdown under load").
+double all_core_factor(double busy, double cores, double slowdown);
 
 // Host memory copy rate implied by the profile: a pageable host-to-device copy is a CPU staging copy
 // followed by the pinned DMA, so 1/pageable = 1/staging + 1/pinned. 0 when the profile lacks either.

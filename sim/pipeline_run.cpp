@@ -19,7 +19,9 @@ PipelineRunResult simulate_pipeline_run(const PipelineRun& run, std::uint64_t se
   L.num_workers = run.num_workers;
   L.pin_memory = run.pin_memory;
   L.prefetch_factor = std::max(1, run.prefetch_factor);
-  L.batch_cpu = run.sample_cpu * run.batch;
+  // The training process and the workers are the busy threads (sim/job_inputs.hpp: all_core_factor).
+  L.batch_cpu = run.sample_cpu * (run.batch * all_core_factor(run.num_workers + 1.0, run.host_cores,
+                                                               run.all_core_slowdown));
   L.batch_cpu_cv = run.sample_cpu_cv / std::sqrt(static_cast<double>(run.batch));
   L.batch_bytes = run.sample_bytes * run.batch;
   L.h2d_pinned = run.h2d_pinned;

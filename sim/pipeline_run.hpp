@@ -22,6 +22,7 @@ struct PipelineRun {
   ByteRate h2d_pinned;       // from the GPU profile
   ByteRate host_copy;        // host memcpy rate (sim/job_inputs.hpp: host_copy_rate)
   StepPrediction gpu;        // the compute model's step for the same model, batch and precision
+  double all_core_slowdown = 0;  // SimConstants::cpu_all_core_slowdown
 };
 
 struct PipelineRunResult {

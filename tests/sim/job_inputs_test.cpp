@@ -118,6 +118,27 @@ TEST_CASE("sim::job_inputs: unbound workers pay the NUMA penalty on half their w
   CHECK(make_step_input(j, prediction(), profile(), constants(), notes).loader.pin_cpu.ms() == Approx(4.0 / 5.5556).epsilon(1e-3));
 }
 
+TEST_CASE("sim::job_inputs: the loader's CPU cost grows with the busy cores (all-core slowdown)") {
+  // 1 + s (busy - 1) / (cores - 1): alone = 1; all 16 of 16 busy at s = 0.2 = 1.2; 5 of 16 = 1 + 0.2 * 4/15.
+  CHECK(all_core_factor(1, 16, 0.2) == Approx(1.0));
+  CHECK(all_core_factor(16, 16, 0.2) == Approx(1.2));
+  CHECK(all_core_factor(40, 16, 0.2) == Approx(1.2));  // more threads than cores: still every core busy
+  CHECK(all_core_factor(5, 16, 0.2) == Approx(1.0 + 0.2 * 4 / 15));
+  CHECK(all_core_factor(8, 1, 0.2) == Approx(1.0));   // one core: nothing to share
+  CHECK(all_core_factor(8, 16, 0.0) == Approx(1.0));
+  // In a job: 8 GPUs per node x (4 workers + 1 training process) = 40 busy threads on 64 cores.
+  gp::JobConfig j = generic_job();
+  j.loader.synthetic = false;
+  j.loader.num_workers = 4;
+  j.loader.sample_cpu = Seconds::ms(3);
+  j.loader.sample_bytes = Bytes::mb(1);
+  SimConstants k = constants();
+  k.cpu_all_core_slowdown = 0.25;
+  std::vector<std::string> notes;
+  const StepSimInput in = make_step_input(j, prediction(), profile(), k, notes);
+  CHECK(in.loader.batch_cpu.ms() == Approx(12 * (1 + 0.25 * 39.0 / 63.0)));
+}
+
 TEST_CASE("sim::job_inputs: checkpoint stall = device-to-host copy + write at the storage rate (+ latency)") {
   gp::JobConfig j = generic_job();
   j.checkpoint.enabled = true;
