@@ -31,6 +31,7 @@ struct CalibrateOptions {
   bool loso = false;                  // fit: leave-one-session-out over the runs files
   std::vector<std::string> fit_runs;  // fit: one or more runs files (sessions), fitted together
   std::string kernel_classes;         // fit: kernel-class constants held fixed (tools/fit_kernel_classes.py)
+  bool host_cpu_scale = false;        // fit: one CPU speed factor per runs file after the first
 };
 
 std::string join(const std::vector<std::string>& v) {
@@ -102,9 +103,12 @@ int run_fit_command(const CalibrateOptions& o) {
   auto profile = calibrate::load_profile(o.profile, errors);
   std::vector<std::vector<calibrate::RunRecord>> sessions;
   std::vector<calibrate::RunRecord> runs;
+  std::vector<int> session_of_run;
   for (const auto& f : o.fit_runs) {
     sessions.push_back(calibrate::load_runs(f, errors));
     runs.insert(runs.end(), sessions.back().begin(), sessions.back().end());
+    session_of_run.insert(session_of_run.end(), sessions.back().size(),
+                          o.host_cpu_scale ? static_cast<int>(sessions.size()) - 1 : 0);
   }
   if (!report(errors) || !profile) return kExitBadInput;
   const std::string runs_names = join(o.fit_runs);
@@ -126,7 +130,7 @@ int run_fit_command(const CalibrateOptions& o) {
     if (!report(kerr) || !kc) return kExitBadInput;
     start = *kc;
   }
-  const auto res = calibrate::fit_compute_constants(runs, dev, start, o.loo);
+  const auto res = calibrate::fit_compute_constants(runs, dev, start, o.loo, session_of_run);
   calibrate::FitConstants fc;
   fc.compute = res.constants;
   fc.compute.source =
@@ -137,6 +141,15 @@ int run_fit_command(const CalibrateOptions& o) {
   fc.runs = runs_names;
   fc.stats = {{"records", res.records.size()}, {"mape_pct", res.mape_pct}, {"iterations", res.iterations}};
   if (!gemm_stats.is_null()) fc.stats["gemm_surface"] = gemm_stats;
+  if (o.host_cpu_scale) {
+    nlohmann::json scales = nlohmann::json::array();
+    for (std::size_t s = 0; s < o.fit_runs.size(); ++s)
+      scales.push_back({{"runs", o.fit_runs[s]},
+                        {"cpu_scale", s < res.session_cpu_scale.size() ? res.session_cpu_scale[s] : 1.0}});
+    fc.stats["session_cpu_scale"] = scales;
+    fc.compute.source += "; CPU costs are the first runs file's host's, each other file's host fitted with its own "
+                         "CPU speed factor (fit.session_cpu_scale)";
+  }
   if (o.loo) {
     fc.stats["loo_mape_pct"] = res.loo_mape_pct;
     fc.stats["loo_max_abs_err_pct"] = res.loo_max_pct;
@@ -192,6 +205,8 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   fit->add_option("--runs", opts->fit_runs, "measured runs, JSON lines; repeat for several sessions (fitted together)")
       ->required();
   fit->add_option("--out", opts->out, "write the constants here (default: stdout)");
+  fit->add_flag("--host-cpu-scale", opts->host_cpu_scale,
+                "fit one CPU speed factor per --runs file after the first (its host); the constants are the first's");
   fit->add_option("--kernel-classes", opts->kernel_classes,
                   "kernel-class constants to hold fixed (tools/fit_kernel_classes.py output)");
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");

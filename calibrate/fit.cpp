@@ -14,12 +14,14 @@ namespace {
 // is tied to the forward one: fitting it separately moved the CPU cost of convolutions to zero and pushed
 // ResNet-101 past 25% (the reference set cannot separate them), so the split stays a model feature only.
 // The ninth is the CPU cost per framework call (docs/calibration.md, "Fitted global constants").
+// With sessions on several hosts (`host_cpu_scale`), each session after the first also gets a factor on all
+// its CPU costs (a nuisance parameter: that host's CPU speed relative to the first's), appended to the nine.
 constexpr int kParams = 9;
-using Vec = Eigen::Matrix<double, kParams, 1>;
+using Vec = Eigen::VectorXd;
 
-Vec to_vec(const ComputeConstants& c) {
-  Vec v;
-  v << std::log(c.gemm_efficiency), std::log(c.conv_efficiency), std::log(c.attention_efficiency),
+Vec to_vec(const ComputeConstants& c, int sessions) {
+  Vec v = Vec::Zero(kParams + std::max(0, sessions - 1));
+  v.head<kParams>() << std::log(c.gemm_efficiency), std::log(c.conv_efficiency), std::log(c.attention_efficiency),
       std::log(c.memory_efficiency), std::log(c.gpu_per_kernel.us()), std::log(c.cpu_per_kernel_eager.us()),
       std::log(c.cpu_per_conv_eager.us()), std::log(c.cpu_per_step_eager.us()), std::log(std::max(1.0, c.cpu_per_op_eager.us()));
   return v;
@@ -43,40 +45,60 @@ struct Prepared {
   const RunRecord* rec;
   StepOps ops;
   double measured_s;
+  int session = 0;
 };
 
-Eigen::VectorXd residuals(const std::vector<const Prepared*>& set, const DeviceModel& dev, const ComputeConstants& c) {
+// The constants of `session`'s host: the first host's CPU costs times exp(x[kParams + session - 1]).
+ComputeConstants for_session(const ComputeConstants& c, const Vec& x, int session) {
+  if (session <= 0 || kParams + session - 1 >= x.size()) return c;
+  const double f = std::exp(x[kParams + session - 1]);
+  ComputeConstants s = c;
+  s.cpu_per_kernel_eager = c.cpu_per_kernel_eager * f;
+  s.cpu_per_bwd_kernel_eager = c.cpu_per_bwd_kernel_eager * f;
+  s.cpu_per_conv_eager = c.cpu_per_conv_eager * f;
+  s.cpu_per_step_eager = c.cpu_per_step_eager * f;
+  s.cpu_per_op_eager = c.cpu_per_op_eager * f;
+  return s;
+}
+
+Eigen::VectorXd residuals(const std::vector<const Prepared*>& set, const DeviceModel& dev, const Vec& x,
+                          const ComputeConstants& start) {
+  const ComputeConstants c = from_vec(x, start);
   Eigen::VectorXd r(static_cast<Eigen::Index>(set.size()));
   for (std::size_t i = 0; i < set.size(); ++i) {
-    const auto p = predict_step_from_ops(set[i]->ops, set[i]->rec->step, dev, c);
+    const auto p = predict_step_from_ops(set[i]->ops, set[i]->rec->step, dev, for_session(c, x, set[i]->session));
     r[static_cast<Eigen::Index>(i)] = std::log(p.total.value() / set[i]->measured_s);
   }
   return r;
 }
 
+// Fits the nine constants (and, with `sessions` > 1, one CPU factor per further session) to `set`.
+// Returns the first session's constants; `scales` (when given) receives the factors.
 ComputeConstants levenberg_marquardt(const std::vector<const Prepared*>& set, const DeviceModel& dev,
-                                     const ComputeConstants& start, int* iterations) {
-  Vec x = to_vec(start);
-  Eigen::VectorXd r = residuals(set, dev, from_vec(x, start));
+                                     const ComputeConstants& start, int* iterations, int sessions = 1,
+                                     std::vector<double>* scales = nullptr) {
+  Vec x = to_vec(start, sessions);
+  const int n = static_cast<int>(x.size());
+  Eigen::VectorXd r = residuals(set, dev, x, start);
   double cost = r.squaredNorm();
   double lambda = 1e-2;
   int it = 0;
   for (; it < 200; ++it) {
-    Eigen::MatrixXd J(r.size(), kParams);
-    for (int k = 0; k < kParams; ++k) {
+    Eigen::MatrixXd J(r.size(), n);
+    for (int k = 0; k < n; ++k) {
       Vec xk = x;
       xk[k] += 1e-4;
-      J.col(k) = (residuals(set, dev, from_vec(xk, start)) - r) / 1e-4;
+      J.col(k) = (residuals(set, dev, xk, start) - r) / 1e-4;
     }
     const Eigen::MatrixXd A = J.transpose() * J;
     const Eigen::VectorXd g = J.transpose() * r;
     bool improved = false;
     for (int tries = 0; tries < 10 && !improved; ++tries) {
       Eigen::MatrixXd Ad = A;
-      for (int k = 0; k < kParams; ++k) Ad(k, k) += lambda * (A(k, k) + 1e-9);
+      for (int k = 0; k < n; ++k) Ad(k, k) += lambda * (A(k, k) + 1e-9);
       const Vec step = Ad.ldlt().solve(-g);
       const Vec xn = x + step;
-      const Eigen::VectorXd rn = residuals(set, dev, from_vec(xn, start));
+      const Eigen::VectorXd rn = residuals(set, dev, xn, start);
       const double cn = rn.squaredNorm();
       if (cn < cost) {
         const double gain = cost - cn;
@@ -91,6 +113,10 @@ ComputeConstants levenberg_marquardt(const std::vector<const Prepared*>& set, co
     if (!improved) break;
   }
   *iterations = std::min(it, 200);
+  if (scales) {
+    scales->assign(1, 1.0);
+    for (int s = 1; s < sessions; ++s) scales->push_back(std::exp(x[kParams + s - 1]));
+  }
   return from_vec(x, start);
 }
 
@@ -98,35 +124,54 @@ double pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; }
 
 }  // namespace
 
+bool is_fit_record(const RunRecord& r) {
+  return gpu_bound(r) && r.expressible && r.measured.step_ms && !r.measured.oom;
+}
+
 std::vector<const RunRecord*> fit_records(const std::vector<RunRecord>& runs) {
   std::vector<const RunRecord*> out;
   for (const auto& r : runs)
-    if (gpu_bound(r) && r.expressible && r.measured.step_ms && !r.measured.oom) out.push_back(&r);
+    if (is_fit_record(r)) out.push_back(&r);
   return out;
 }
 
 FitResult fit_compute_constants(const std::vector<RunRecord>& runs, const DeviceModel& dev,
-                                const ComputeConstants& start, bool leave_one_out) {
+                                const ComputeConstants& start, bool leave_one_out,
+                                const std::vector<int>& session_of_run) {
   std::vector<Prepared> prep;
-  for (const RunRecord* r : fit_records(runs)) prep.push_back({r, build_step_ops(r->step), *r->measured.step_ms * 1e-3});
+  int sessions = 1;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunRecord& r = runs[i];
+    if (!is_fit_record(r)) continue;
+    const int s = i < session_of_run.size() ? std::max(0, session_of_run[i]) : 0;
+    sessions = std::max(sessions, s + 1);
+    prep.push_back({&r, build_step_ops(r.step), *r.measured.step_ms * 1e-3, s});
+  }
   std::vector<const Prepared*> all;
   for (const auto& p : prep) all.push_back(&p);
   FitResult res;
-  res.constants = levenberg_marquardt(all, dev, start, &res.iterations);
+  res.constants = levenberg_marquardt(all, dev, start, &res.iterations, sessions, &res.session_cpu_scale);
+  Vec x_all = to_vec(res.constants, sessions);
+  for (int s = 1; s < sessions; ++s) x_all[kParams + s - 1] = std::log(res.session_cpu_scale[static_cast<std::size_t>(s)]);
   double sum = 0, loo_sum = 0;
   for (std::size_t i = 0; i < prep.size(); ++i) {
     FitRecordError e;
     e.id = prep[i].rec->id;
     e.measured_ms = prep[i].measured_s * 1e3;
-    e.fitted_ms = predict_step_from_ops(prep[i].ops, prep[i].rec->step, dev, res.constants).total.ms();
+    e.fitted_ms =
+        predict_step_from_ops(prep[i].ops, prep[i].rec->step, dev, for_session(res.constants, x_all, prep[i].session))
+            .total.ms();
     sum += std::abs(pct(e.fitted_ms, e.measured_ms));
     if (leave_one_out) {
       std::vector<const Prepared*> rest;
       for (std::size_t j = 0; j < prep.size(); ++j)
         if (j != i) rest.push_back(&prep[j]);
       int iters = 0;
-      const ComputeConstants c = levenberg_marquardt(rest, dev, res.constants, &iters);
-      e.loo_ms = predict_step_from_ops(prep[i].ops, prep[i].rec->step, dev, c).total.ms();
+      std::vector<double> sc;
+      const ComputeConstants c = levenberg_marquardt(rest, dev, res.constants, &iters, sessions, &sc);
+      Vec x = to_vec(c, sessions);
+      for (int s = 1; s < sessions; ++s) x[kParams + s - 1] = std::log(sc[static_cast<std::size_t>(s)]);
+      e.loo_ms = predict_step_from_ops(prep[i].ops, prep[i].rec->step, dev, for_session(c, x, prep[i].session)).total.ms();
       const double err = std::abs(pct(e.loo_ms, e.measured_ms));
       loo_sum += err;
       res.loo_max_pct = std::max(res.loo_max_pct, err);

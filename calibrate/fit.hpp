@@ -51,6 +51,7 @@ struct FitResult {
   double loo_mape_pct = 0;   // leave-one-out
   double loo_max_pct = 0;
   int iterations = 0;
+  std::vector<double> session_cpu_scale;  // per session, its host's CPU costs / the first session's (first = 1)
 };
 
 // Records the fit uses: GPU-bound, expressible train records with a measured step time.
@@ -58,8 +59,12 @@ std::vector<const RunRecord*> fit_records(const std::vector<RunRecord>& runs);
 
 // Fits nine compute constants (backward CPU cost per kernel tied to forward) starting from `start`. With `leave_one_out`, also refits once per
 // record (cost: records x one fit). Deterministic.
+// `session_of_run` (optional, parallel to `runs`): the session (host) of each run. With more than one, every
+// session after the first gets a CPU speed factor fitted with the constants (all its CPU costs scaled), and the
+// constants returned are the first session's host's (docs/calibration.md, "Host CPU speed").
 FitResult fit_compute_constants(const std::vector<RunRecord>& runs, const DeviceModel& dev,
-                                const ComputeConstants& start, bool leave_one_out);
+                                const ComputeConstants& start, bool leave_one_out,
+                                const std::vector<int>& session_of_run = {});
 
 // Error on one session's records of constants fitted to the other sessions only.
 struct SessionError {

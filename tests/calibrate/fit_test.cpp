@@ -71,3 +71,40 @@ TEST_CASE("calibrate::fit: leave-one-session-out predicts a session generated wi
   CHECK(same[1].mape_pct < 1.0);
   CHECK(off[1].mape_pct == Approx(100.0 / 3).epsilon(0.03));
 }
+
+TEST_CASE("calibrate::fit: a second host's CPU speed is fitted as its own factor, the constants stay the first's",
+          "[calibrate]") {
+  std::vector<std::string> errors;
+  auto profile = load_profile("calibrate/profiles/h200.json", errors);
+  auto a = load_runs("calibrate/measured/h200-2026-12.jsonl", errors);
+  auto b = load_runs("calibrate/measured/h200-holdout-2026-12-02.jsonl", errors);
+  REQUIRE(errors.empty());
+  const DeviceModel dev = make_device_model(*profile);
+  ComputeConstants truth;
+  truth.gpu_per_kernel = Seconds::us(2);
+  truth.cpu_per_bwd_kernel_eager = truth.cpu_per_kernel_eager;
+  truth.cpu_per_op_eager = Seconds::us(30);
+  // Host b runs every CPU cost at 0.6x host a's (a faster CPU); GPU costs are the same.
+  ComputeConstants fast = truth;
+  for (Seconds* t : {&fast.cpu_per_kernel_eager, &fast.cpu_per_bwd_kernel_eager, &fast.cpu_per_conv_eager,
+                     &fast.cpu_per_step_eager, &fast.cpu_per_op_eager})
+    *t = *t * 0.6;
+  for (auto& r : a)
+    if (r.measured.step_ms && r.expressible) r.measured.step_ms = predict_step(r.step, dev, truth).total.ms();
+  for (auto& r : b)
+    if (r.measured.step_ms && r.expressible) r.measured.step_ms = predict_step(r.step, dev, fast).total.ms();
+  std::vector<RunRecord> runs = a;
+  runs.insert(runs.end(), b.begin(), b.end());
+  std::vector<int> session(a.size(), 0);
+  session.insert(session.end(), b.size(), 1);
+  const FitResult hs = fit_compute_constants(runs, dev, ComputeConstants{}, false, session);
+  REQUIRE(hs.session_cpu_scale.size() == 2);
+  CHECK(hs.session_cpu_scale[0] == 1.0);
+  CHECK(hs.session_cpu_scale[1] == Approx(0.6).epsilon(0.02));
+  CHECK(hs.mape_pct < 1.0);
+  CHECK(hs.constants.cpu_per_op_eager.us() == Approx(30).epsilon(0.05));
+  // Without the factor one set of CPU costs must serve both hosts: it cannot fit both.
+  const FitResult one = fit_compute_constants(runs, dev, ComputeConstants{}, false);
+  CHECK(one.session_cpu_scale.size() == 1);
+  CHECK(one.mape_pct > 3 * hs.mape_pct);
+}
