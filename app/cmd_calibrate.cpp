@@ -78,6 +78,10 @@ int run_check_command(const CalibrateOptions& o) {
     spath = (std::filesystem::path(o.profile).parent_path() / "sim-constants.json").string();
     if (!std::filesystem::exists(spath)) spath = default_profiles_dir() + "/sim-constants.json";
   }
+  if (!o.sim_constants.empty() && !std::filesystem::is_regular_file(spath)) {
+    std::cerr << spath << ": cannot read (expected a sim-constants JSON file, as calibrate/profiles/sim-constants.json)\n";
+    return kExitBadInput;
+  }
   std::vector<std::string> sim_notes;
   const sim::SimConstants k = read_sim_constants(spath, sim_notes);
   if (!o.sim_constants.empty() && !report(sim_notes)) return kExitBadInput;

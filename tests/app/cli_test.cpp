@@ -151,3 +151,24 @@ TEST_CASE("app::cli: calibrate fit --kernel-classes rejects a file missing a con
   CHECK(r.out.find(path.string() + ":/dwconv_memory_efficiency: expected a number, got nothing") != std::string::npos);
   fs::remove(path);
 }
+
+TEST_CASE("app::cli: calibrate check --sim-constants names an unreadable file or a bad field, exit 2", "[cli]") {
+  const std::string base = "calibrate check --profile calibrate/profiles/h200.json "
+                           "--runs calibrate/measured/h200-2026-12.jsonl --sim-constants ";
+  auto missing = gpuplan(base + "no/such/sim.json");
+  CHECK(missing.code == 2);
+  CHECK(missing.out ==
+        "no/such/sim.json: cannot read (expected a sim-constants JSON file, as calibrate/profiles/sim-constants.json)\n");
+  const auto path = fs::temp_directory_path() / ("gpuplan-sim-" + std::to_string(::getpid()) + ".json");
+  {
+    std::ifstream in("calibrate/profiles/sim-constants.json");
+    auto doc = nlohmann::json::parse(in);
+    doc["cpu_all_core_slowdown"]["value"] = "fast";
+    std::ofstream f(path);
+    f << doc.dump();
+  }
+  auto bad = gpuplan(base + path.string());
+  CHECK(bad.code == 2);
+  CHECK(bad.out == path.string() + ":/cpu_all_core_slowdown/value: expected a number\n");
+  fs::remove(path);
+}
