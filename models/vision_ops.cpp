@@ -374,6 +374,51 @@ void efficientnet(CnnBuilder& nb, double width, double depth) {
   nb.classifier(1000);
 }
 
+// RegNetX / RegNetY (Radosavovic et al. 2020, "Designing Network Design Spaces"), as torchvision builds them
+// (torchvision.models.regnet: BlockParams.from_init_params, ResBottleneckBlock, bottleneck multiplier 1):
+// per-block widths u_j = w_0 + w_a * j quantised to w_0 * w_m^round(log(u_j / w_0) / log(w_m)), rounded to 8;
+// consecutive equal widths form a stage (stride 2 at its first block); each stage width is then made
+// divisible by its group width min(g, width). Y adds squeeze-and-excitation at a quarter of the block input.
+void regnet(CnnBuilder& nb, int depth, double w0, double wa, double wm, int group_width, bool se) {
+  std::vector<int> block_widths;
+  for (int j = 0; j < depth; ++j) {
+    const double u = w0 + wa * j;
+    // torch.round and Python's round() round halves to even (regnet_x_1_6gf: 180 / 8 = 22.5 -> 176), as
+    // std::nearbyint does in the default rounding mode; std::round would give 184.
+    const double cap = std::nearbyint(std::log(u / w0) / std::log(wm));
+    block_widths.push_back(static_cast<int>(std::nearbyint(w0 * std::pow(wm, cap) / 8.0) * 8.0));
+  }
+  std::vector<int> widths, depths;
+  for (int w : block_widths) {
+    if (widths.empty() || widths.back() != w) {
+      widths.push_back(w);
+      depths.push_back(0);
+    }
+    ++depths.back();
+  }
+  nb.conv(32, 3, 2); nb.bn(); nb.act(Act::relu);
+  for (std::size_t st = 0; st < widths.size(); ++st) {
+    const int g = std::min(group_width, widths[st]);
+    const int w = make_divisible(widths[st], g);
+    for (int i = 0; i < depths[st]; ++i) {
+      const int stride = i == 0 ? 2 : 1;
+      const auto in = nb.state();
+      nb.conv(w, 1, 1); nb.bn(); nb.act(Act::relu);
+      nb.conv(w, 3, stride, w / g); nb.bn(); nb.act(Act::relu);
+      if (se) nb.squeeze_excite(static_cast<int>(std::nearbyint(0.25 * in.c)));
+      nb.conv(w, 1, 1); nb.bn();
+      if (stride != 1 || in.c != w) {
+        const auto main = nb.state();
+        nb.restore(in);
+        nb.conv(w, 1, stride); nb.bn();
+        nb.restore(main);
+      }
+      nb.residual_add(); nb.act(Act::relu);
+    }
+  }
+  nb.classifier(1000);
+}
+
 using Arch = std::function<void(CnnBuilder&)>;
 
 const std::map<std::string, Arch>& architectures() {
@@ -407,6 +452,21 @@ const std::map<std::string, Arch>& architectures() {
       {"efficientnet_b1", [](CnnBuilder& b) { efficientnet(b, 1.0, 1.1); }},
       {"efficientnet_b2", [](CnnBuilder& b) { efficientnet(b, 1.1, 1.2); }},
       {"efficientnet_b3", [](CnnBuilder& b) { efficientnet(b, 1.2, 1.4); }},
+      // depth, w_0, w_a, w_m, group width (torchvision.models.regnet)
+      {"regnet_y_400mf", [](CnnBuilder& b) { regnet(b, 16, 48, 27.89, 2.09, 8, true); }},
+      {"regnet_y_800mf", [](CnnBuilder& b) { regnet(b, 14, 56, 38.84, 2.4, 16, true); }},
+      {"regnet_y_1_6gf", [](CnnBuilder& b) { regnet(b, 27, 48, 20.71, 2.65, 24, true); }},
+      {"regnet_y_3_2gf", [](CnnBuilder& b) { regnet(b, 21, 80, 42.63, 2.66, 24, true); }},
+      {"regnet_y_8gf", [](CnnBuilder& b) { regnet(b, 17, 192, 76.82, 2.19, 56, true); }},
+      {"regnet_y_16gf", [](CnnBuilder& b) { regnet(b, 18, 200, 106.23, 2.48, 112, true); }},
+      {"regnet_y_32gf", [](CnnBuilder& b) { regnet(b, 20, 232, 115.89, 2.53, 232, true); }},
+      {"regnet_x_400mf", [](CnnBuilder& b) { regnet(b, 22, 24, 24.48, 2.54, 16, false); }},
+      {"regnet_x_800mf", [](CnnBuilder& b) { regnet(b, 16, 56, 35.73, 2.28, 16, false); }},
+      {"regnet_x_1_6gf", [](CnnBuilder& b) { regnet(b, 18, 80, 34.01, 2.25, 24, false); }},
+      {"regnet_x_3_2gf", [](CnnBuilder& b) { regnet(b, 25, 88, 26.31, 2.25, 48, false); }},
+      {"regnet_x_8gf", [](CnnBuilder& b) { regnet(b, 23, 80, 49.56, 2.88, 120, false); }},
+      {"regnet_x_16gf", [](CnnBuilder& b) { regnet(b, 22, 216, 55.59, 2.1, 128, false); }},
+      {"regnet_x_32gf", [](CnnBuilder& b) { regnet(b, 23, 320, 69.86, 2.0, 168, false); }},
   };
   return m;
 }

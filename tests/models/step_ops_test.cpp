@@ -57,7 +57,15 @@ TEST_CASE("models::step_ops: torchvision structures match published parameters a
                        Row{"resnet101", 44549160, 15.603}, Row{"resnet152", 60192808, 23.0},
                        Row{"mobilenet_v3_large", 5483032, 0.0}, Row{"efficientnet_b0", 5288548, 0.0},
                        Row{"densenet121", 7978856, 5.74}, Row{"resnext50_32x4d", 25028904, 8.54},
-                       Row{"wide_resnet50_2", 68883240, 22.85}, Row{"vgg16", 138357544, 30.95}}) {
+                       Row{"wide_resnet50_2", 68883240, 22.85}, Row{"vgg16", 138357544, 30.95},
+                       // RegNet: torchvision's model table (params; GFLOPS there count multiply-adds once).
+                       Row{"regnet_y_400mf", 4344144, 2 * 0.40}, Row{"regnet_y_800mf", 6432512, 2 * 0.83},
+                       Row{"regnet_y_1_6gf", 11202430, 2 * 1.61}, Row{"regnet_y_3_2gf", 19436338, 2 * 3.18},
+                       Row{"regnet_y_8gf", 39381472, 2 * 8.47}, Row{"regnet_y_16gf", 83590140, 2 * 15.91},
+                       Row{"regnet_y_32gf", 145046770, 2 * 32.28}, Row{"regnet_x_400mf", 5495976, 2 * 0.41},
+                       Row{"regnet_x_800mf", 7259656, 2 * 0.80}, Row{"regnet_x_1_6gf", 9190136, 2 * 1.60},
+                       Row{"regnet_x_3_2gf", 15296552, 2 * 3.18}, Row{"regnet_x_8gf", 39572648, 2 * 8.0},
+                       Row{"regnet_x_16gf", 54278536, 2 * 15.94}, Row{"regnet_x_32gf", 107811560, 2 * 31.74}}) {
     INFO(r.id);
     const StepOps o = build_cnn_ops(cnn(r.id));
     CHECK(o.params == Approx(r.params).epsilon(0.001));
