@@ -72,11 +72,10 @@ Eigen::VectorXd residuals(const std::vector<const Prepared*>& set, const DeviceM
   return r;
 }
 
-// Fits the nine constants (and, with `sessions` > 1, one CPU factor per further session) to `set`.
-// Returns the first session's constants; `scales` (when given) receives the factors.
-ComputeConstants levenberg_marquardt(const std::vector<const Prepared*>& set, const DeviceModel& dev,
-                                     const ComputeConstants& start, int* iterations, int sessions = 1,
-                                     std::vector<double>* scales = nullptr) {
+// Fits the nine constants (and, with `sessions` > 1, one CPU factor per further session) to `set`; returns the
+// parameter vector (from_vec gives the first session's constants, for_session another's).
+Vec levenberg_marquardt(const std::vector<const Prepared*>& set, const DeviceModel& dev,
+                        const ComputeConstants& start, int* iterations, int sessions = 1) {
   Vec x = to_vec(start, sessions);
   const int n = static_cast<int>(x.size());
   Eigen::VectorXd r = residuals(set, dev, x, start);
@@ -113,11 +112,7 @@ ComputeConstants levenberg_marquardt(const std::vector<const Prepared*>& set, co
     if (!improved) break;
   }
   *iterations = std::min(it, 200);
-  if (scales) {
-    scales->assign(1, 1.0);
-    for (int s = 1; s < sessions; ++s) scales->push_back(std::exp(x[kParams + s - 1]));
-  }
-  return from_vec(x, start);
+  return x;
 }
 
 double pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; }
@@ -150,9 +145,10 @@ FitResult fit_compute_constants(const std::vector<RunRecord>& runs, const Device
   std::vector<const Prepared*> all;
   for (const auto& p : prep) all.push_back(&p);
   FitResult res;
-  res.constants = levenberg_marquardt(all, dev, start, &res.iterations, sessions, &res.session_cpu_scale);
-  Vec x_all = to_vec(res.constants, sessions);
-  for (int s = 1; s < sessions; ++s) x_all[kParams + s - 1] = std::log(res.session_cpu_scale[static_cast<std::size_t>(s)]);
+  const Vec x_all = levenberg_marquardt(all, dev, start, &res.iterations, sessions);
+  res.constants = from_vec(x_all, start);
+  res.session_cpu_scale.assign(1, 1.0);
+  for (int s = 1; s < sessions; ++s) res.session_cpu_scale.push_back(std::exp(x_all[kParams + s - 1]));
   double sum = 0, loo_sum = 0;
   for (std::size_t i = 0; i < prep.size(); ++i) {
     FitRecordError e;
@@ -167,11 +163,9 @@ FitResult fit_compute_constants(const std::vector<RunRecord>& runs, const Device
       for (std::size_t j = 0; j < prep.size(); ++j)
         if (j != i) rest.push_back(&prep[j]);
       int iters = 0;
-      std::vector<double> sc;
-      const ComputeConstants c = levenberg_marquardt(rest, dev, res.constants, &iters, sessions, &sc);
-      Vec x = to_vec(c, sessions);
-      for (int s = 1; s < sessions; ++s) x[kParams + s - 1] = std::log(sc[static_cast<std::size_t>(s)]);
-      e.loo_ms = predict_step_from_ops(prep[i].ops, prep[i].rec->step, dev, for_session(c, x, prep[i].session)).total.ms();
+      const Vec x = levenberg_marquardt(rest, dev, res.constants, &iters, sessions);
+      const ComputeConstants c = for_session(from_vec(x, res.constants), x, prep[i].session);
+      e.loo_ms = predict_step_from_ops(prep[i].ops, prep[i].rec->step, dev, c).total.ms();
       const double err = std::abs(pct(e.loo_ms, e.measured_ms));
       loo_sum += err;
       res.loo_max_pct = std::max(res.loo_max_pct, err);

@@ -32,8 +32,9 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
                                             std::vector<std::string>& errors);
 nlohmann::json constants_to_json(const FitConstants& c);
 
-// Reads the kernel-class constants (bn_efficiency, norm_row_cost_ns, dwconv_flop_efficiency,
-// dwconv_memory_efficiency, source) written by tools/fit_kernel_classes.py; other fields stay default.
+// Reads the kernel-class constants (bn_gelements_per_s, norm_row_cost_ns, transpose_efficiency,
+// dwconv_flop_efficiency, dwconv_memory_efficiency, source) written by tools/fit_kernel_classes.py; other
+// fields stay default.
 // `calibrate fit --kernel-classes FILE` holds them fixed while it fits the rest.
 std::optional<ComputeConstants> load_kernel_classes(const std::string& path, std::vector<std::string>& errors);
 

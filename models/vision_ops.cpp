@@ -217,6 +217,18 @@ class CnnBuilder {
   double saved_ = 0, params_ = 0, tensors_ = 0;
 };
 
+// End of a bottleneck block (ResNet, RegNet): the shortcut from the block input `in` (a strided 1x1 conv + BN
+// when the stride or the width changes), the residual add and ReLU.
+void residual_join(CnnBuilder& nb, CnnBuilder::State in, int out, int stride) {
+  if (stride != 1 || in.c != out) {
+    const auto main = nb.state();
+    nb.restore(in);
+    nb.conv(out, 1, stride); nb.bn();
+    nb.restore(main);
+  }
+  nb.residual_add(); nb.act(Act::relu);
+}
+
 // ResNet v1.5 and its grouped / wide variants: bottleneck width = planes * width_per_group / 64 * groups.
 void resnet(CnnBuilder& nb, const std::vector<int>& depth, bool bottleneck, int groups = 1, int width_per_group = 64) {
   nb.conv(64, 7, 2); nb.bn(); nb.act(Act::relu); nb.maxpool();
@@ -227,7 +239,6 @@ void resnet(CnnBuilder& nb, const std::vector<int>& depth, bool bottleneck, int 
       const int planes = widths[st], out = bottleneck ? 4 * planes : planes;
       const int w = bottleneck ? planes * width_per_group / 64 * groups : planes;
       const auto in = nb.state();
-      const bool down = stride != 1 || in.c != out;
       if (bottleneck) {
         nb.conv(w, 1, 1); nb.bn(); nb.act(Act::relu);
         nb.conv(w, 3, stride, groups); nb.bn(); nb.act(Act::relu);
@@ -236,13 +247,7 @@ void resnet(CnnBuilder& nb, const std::vector<int>& depth, bool bottleneck, int 
         nb.conv(w, 3, stride); nb.bn(); nb.act(Act::relu);
         nb.conv(w, 3, 1); nb.bn();
       }
-      if (down) {
-        const auto main = nb.state();
-        nb.restore(in);
-        nb.conv(out, 1, stride); nb.bn();
-        nb.restore(main);
-      }
-      nb.residual_add(); nb.act(Act::relu);
+      residual_join(nb, in, out, stride);
     }
   }
   nb.classifier(1000);
@@ -407,13 +412,7 @@ void regnet(CnnBuilder& nb, int depth, double w0, double wa, double wm, int grou
       nb.conv(w, 3, stride, w / g); nb.bn(); nb.act(Act::relu);
       if (se) nb.squeeze_excite(static_cast<int>(std::nearbyint(0.25 * in.c)));
       nb.conv(w, 1, 1); nb.bn();
-      if (stride != 1 || in.c != w) {
-        const auto main = nb.state();
-        nb.restore(in);
-        nb.conv(w, 1, stride); nb.bn();
-        nb.restore(main);
-      }
-      nb.residual_add(); nb.act(Act::relu);
+      residual_join(nb, in, w, stride);
     }
   }
   nb.classifier(1000);

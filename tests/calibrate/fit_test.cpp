@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <tuple>
+
 #include "calibrate/fit.hpp"
 #include "calibrate/profile_io.hpp"
 
@@ -46,19 +48,34 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   CHECK(errors.back() == "f.json:/constants/memory_efficiency: expected a number, got nothing");
 }
 
-TEST_CASE("calibrate::fit: leave-one-session-out predicts a session generated with the same constants", "[calibrate]") {
+namespace {
+
+// The reference and held-out sessions' records on the H200 profile (their inputs; times replaced by tests).
+std::tuple<DeviceModel, std::vector<RunRecord>, std::vector<RunRecord>> two_sessions() {
   std::vector<std::string> errors;
   auto profile = load_profile("calibrate/profiles/h200.json", errors);
   auto a = load_runs("calibrate/measured/h200-2026-12.jsonl", errors);
   auto b = load_runs("calibrate/measured/h200-holdout-2026-12-02.jsonl", errors);
   REQUIRE(errors.empty());
-  const DeviceModel dev = make_device_model(*profile);
+  REQUIRE(profile);
+  return {make_device_model(*profile), a, b};
+}
+
+// Replaces each measured step time by the model's prediction with `c`: data whose true constants are known.
+void synthesize(std::vector<RunRecord>& runs, const DeviceModel& dev, const ComputeConstants& c) {
+  for (auto& r : runs)
+    if (r.measured.step_ms && r.expressible) r.measured.step_ms = predict_step(r.step, dev, c).total.ms();
+}
+
+}  // namespace
+
+TEST_CASE("calibrate::fit: leave-one-session-out predicts a session generated with the same constants", "[calibrate]") {
+  auto [dev, a, b] = two_sessions();
   ComputeConstants truth;
   truth.gpu_per_kernel = Seconds::us(2);
   truth.cpu_per_bwd_kernel_eager = truth.cpu_per_kernel_eager;
-  for (auto* s : {&a, &b})
-    for (auto& r : *s)
-      if (r.measured.step_ms && r.expressible) r.measured.step_ms = predict_step(r.step, dev, truth).total.ms();
+  synthesize(a, dev, truth);
+  synthesize(b, dev, truth);
   // Session b's measured times made 1.5x slower: a fit on a alone must then miss b by about 33%.
   auto slow = b;
   for (auto& r : slow)
@@ -74,12 +91,7 @@ TEST_CASE("calibrate::fit: leave-one-session-out predicts a session generated wi
 
 TEST_CASE("calibrate::fit: a second host's CPU speed is fitted as its own factor, the constants stay the first's",
           "[calibrate]") {
-  std::vector<std::string> errors;
-  auto profile = load_profile("calibrate/profiles/h200.json", errors);
-  auto a = load_runs("calibrate/measured/h200-2026-12.jsonl", errors);
-  auto b = load_runs("calibrate/measured/h200-holdout-2026-12-02.jsonl", errors);
-  REQUIRE(errors.empty());
-  const DeviceModel dev = make_device_model(*profile);
+  auto [dev, a, b] = two_sessions();
   ComputeConstants truth;
   truth.gpu_per_kernel = Seconds::us(2);
   truth.cpu_per_bwd_kernel_eager = truth.cpu_per_kernel_eager;
@@ -89,10 +101,8 @@ TEST_CASE("calibrate::fit: a second host's CPU speed is fitted as its own factor
   for (Seconds* t : {&fast.cpu_per_kernel_eager, &fast.cpu_per_bwd_kernel_eager, &fast.cpu_per_conv_eager,
                      &fast.cpu_per_step_eager, &fast.cpu_per_op_eager})
     *t = *t * 0.6;
-  for (auto& r : a)
-    if (r.measured.step_ms && r.expressible) r.measured.step_ms = predict_step(r.step, dev, truth).total.ms();
-  for (auto& r : b)
-    if (r.measured.step_ms && r.expressible) r.measured.step_ms = predict_step(r.step, dev, fast).total.ms();
+  synthesize(a, dev, truth);
+  synthesize(b, dev, fast);
   std::vector<RunRecord> runs = a;
   runs.insert(runs.end(), b.begin(), b.end());
   std::vector<int> session(a.size(), 0);
