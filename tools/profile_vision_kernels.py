@@ -7,7 +7,8 @@ synchronisations), then 5 profiled steps whose CUDA kernels are summed by class 
 attention, norms, elementwise, layout copies, optimizer, ...). Writes one JSON line per model.
 
 Used to see which operator classes the compute model misses (docs/calibration.md, "Vision models").
-`aten_ops` lists, per aten operator and input shapes, the calls and self GPU ms per step (the 120 largest).
+`aten_ops` lists, per aten operator and input shapes, the calls and self GPU ms per step (the 120 largest);
+`aten_by_name` the same per operator name over all shapes, for every operator that ran kernels itself.
 Usage: python3 tools/profile_vision_kernels.py OUT.jsonl [model:batch ...]
 """
 import json
@@ -98,13 +99,21 @@ def run(model_name, batch, precision="bf16"):
             continue
         aten.append([e.key, str(e.input_shapes)[:200], round(e.count / nprof, 2), round(self_dev / 1000 / nprof, 4)])
     aten.sort(key=lambda r: -r[3])
+    # Every aten operator that ran kernels itself, by name over all shapes: calls per step and self GPU ms.
+    by_name = {}
+    for e in prof.key_averages():
+        self_dev = getattr(e, "self_device_time_total", None)
+        if self_dev is None:
+            self_dev = e.self_cuda_time_total
+        if e.key.startswith("aten::") and self_dev > 0:
+            by_name[e.key] = [round(e.count / nprof, 2), round(self_dev / 1000 / nprof, 4)]
     gpu_ms = sum(by_class.values())
     top_list = sorted(top.items(), key=lambda kv: -kv[1])[:15]
     return {"model": model_name, "batch": batch, "precision": precision, "step_ms": round(step_ms, 3),
             "gpu_kernel_ms": round(gpu_ms, 3), "kernels_per_step": kernels / nprof,
             "by_class_ms": {k: round(v, 3) for k, v in sorted(by_class.items(), key=lambda kv: -kv[1])},
             "top_kernels_ms": [[n[:160], round(v, 3)] for n, v in top_list],
-            "aten_ops": aten[:120],
+            "aten_ops": aten[:120], "aten_by_name": dict(sorted(by_name.items(), key=lambda kv: -kv[1][1])),
             "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
             "device": torch.cuda.get_device_name()}
 
