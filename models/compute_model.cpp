@@ -85,7 +85,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     const Seconds t = op_gpu_time(op, dev, c) * (op.count * times);
     phase_time += t;
     kernels += op.kernels * op.count * times;
-    calls += op.count * times;
+    if (!op.nested) calls += op.count * times;
     if (op.conv) conv_kernels += op.count * times;
     p.flops += op.flops * (op.count * times);
     if (op.kind == OpKind::gemm || op.kind == OpKind::attention) compute += t;

@@ -38,6 +38,7 @@ struct Op {
   double rows = 0;            // row-wise normalisation (LayerNorm): rows per occurrence, each paying a fixed cost
   bool transpose = false;     // strided (transposing) copy: TensorIterator's non-vectorised kernel
   double work_factor = 1;     // attention: tile-padded work / model FLOPs (timing only; FLOPs stay the model's)
+  bool nested = false;        // issued inside another op's framework call (no Python module or autograd node of its own)
 };
 
 // Everything one optimizer step runs: `micro` once per micro-batch, `optimizer` once per step.

@@ -68,8 +68,17 @@ class CnnBuilder {
     first_ = false;
     c_ = cout;
   }
-  // A conv bias (VGG): its parameters, and the bias add fused into the conv epilogue (no kernel).
+  // A conv bias (VGG, ConvNeXt). cuDNN's convolution does not add it: aten::_convolution adds it in place
+  // afterwards (add_ of a [1, C, 1, 1] tensor), after casting it under autocast, and convolution_backward reduces
+  // the output gradient over batch and pixels for its gradient (sum), then casts that back to fp32 (profile of
+  // ConvNeXt-T, calibrate/probes/results/convnext-aten-2026-12-02.jsonl: 22 such adds and their sums per step).
+  // Both run inside the convolution's own call.
   void bias() {
+    const double n = size();
+    add_memory(out_.micro, "conv.bias_add", Phase::forward, Bytes(2 * a_ * n), 1, 2);
+    out_.micro.back().nested = true;
+    add_memory(out_.micro, "conv.bias_grad", Phase::backward, Bytes(a_ * n), 1, 2);
+    out_.micro.back().nested = true;
     params_ += c_;
     tensors_ += 1;
   }
@@ -166,6 +175,17 @@ class CnnBuilder {
     const double n = size();
     add_memory(out_.micro, std::string(name) + ".fwd", Phase::forward, Bytes(4 * (reads + 1) * n), 1);
     add_memory(out_.micro, std::string(name) + ".bwd", Phase::backward, Bytes(4 * (reads + 1) * n), 1);
+  }
+  // ConvNeXt's layer scale: gamma [C, 1, 1] (fp32) times the block output (bf16 under autocast) -> fp32.
+  // Backward (one autograd node): grad x gamma, its cast to the block's dtype, grad x block output and the sum
+  // over batch and pixels for gamma's gradient (the profile's three muls and one sum per block).
+  void layer_scale() {
+    const double n = size();
+    add_memory(out_.micro, "layer_scale.fwd", Phase::forward, Bytes((a_ + 4) * n), 1);
+    add_memory(out_.micro, "layer_scale.bwd", Phase::backward, Bytes((8 + (4 + a_) + (8 + a_) + 4) * n), 1, 4);
+    saved_ += a_ * n;
+    params_ += c_;
+    tensors_ += 1;
   }
   // Adaptive average pool to `hw` x `hw` and flatten (VGG's 7x7 before its classifier).
   void pool_flatten(int hw) {
@@ -297,17 +317,17 @@ void densenet(CnnBuilder& nb, const std::vector<int>& blocks, int init = 64, int
 // ConvNeXt (Liu et al. 2022; torchvision convnext_tiny/small/base): 7x7 depthwise conv, LayerNorm,
 // pointwise Linear 4x with GELU, layer scale and stochastic depth on an fp32 residual stream.
 void convnext(CnnBuilder& nb, const std::vector<int>& depths, const std::vector<int>& dims) {
-  nb.conv(dims[0], 4, 4); nb.layer_norm();
+  nb.conv(dims[0], 4, 4); nb.bias(); nb.layer_norm();
   for (std::size_t st = 0; st < depths.size(); ++st) {
-    if (st > 0) { nb.layer_norm(); nb.conv(dims[st], 2, 2); }
+    if (st > 0) { nb.layer_norm(); nb.conv(dims[st], 2, 2); nb.bias(); }
     for (int i = 0; i < depths[st]; ++i) {
       nb.fp32_elementwise("cast_in", 0);
-      nb.conv(dims[st], 7, 1, dims[st]);
+      nb.conv(dims[st], 7, 1, dims[st]); nb.bias();
       nb.layer_norm();
       nb.pointwise_linear(4 * dims[st], true);
       nb.act(Act::silu);  // GELU: saves its input, like SiLU
       nb.pointwise_linear(dims[st], false);
-      nb.fp32_elementwise("layer_scale", 1);
+      nb.layer_scale();
       nb.stochastic_depth();
       nb.fp32_elementwise("residual", 2);
     }

@@ -58,6 +58,8 @@ TEST_CASE("models::step_ops: torchvision structures match published parameters a
                        Row{"mobilenet_v3_large", 5483032, 0.0}, Row{"efficientnet_b0", 5288548, 0.0},
                        Row{"densenet121", 7978856, 5.74}, Row{"resnext50_32x4d", 25028904, 8.54},
                        Row{"wide_resnet50_2", 68883240, 22.85}, Row{"vgg16", 138357544, 30.95},
+                       // ConvNeXt: torchvision's model table (GFLOPS there count multiply-adds once).
+                       Row{"convnext_tiny", 28589128, 2 * 4.46}, Row{"convnext_small", 50223688, 2 * 8.68},
                        // RegNet: torchvision's model table (params; GFLOPS there count multiply-adds once).
                        Row{"regnet_y_400mf", 4344144, 2 * 0.40}, Row{"regnet_y_800mf", 6432512, 2 * 0.83},
                        Row{"regnet_y_1_6gf", 11202430, 2 * 1.61}, Row{"regnet_y_3_2gf", 19436338, 2 * 3.18},
@@ -150,4 +152,28 @@ TEST_CASE("models::step_ops: torchvision MHA's q/k/v select backward and flash b
   CHECK(find(g, "qkv.grad_cat") != nullptr);
   CHECK(find(g, "qkv.select_grad_fill") == nullptr);
   CHECK_FALSE(find(g, "residual1.fwd")->transpose);
+}
+
+TEST_CASE("models::step_ops: ConvNeXt's conv bias adds and layer-scale backward, as profiled", "[models]") {
+  // calibrate/probes/results/convnext-aten-2026-12-02.jsonl (ConvNeXt-T, batch 128, bf16): 22 aten::add_ of a
+  // [1, C, 1, 1] bias per step (18 depthwise convs, the stem and 3 downsampling convs) and, per block, three
+  // muls and one sum in the layer scale's backward.
+  StepConfig s = cnn("convnext_tiny");
+  s.micro_batch = 1;
+  s.precision = Precision::bf16;
+  const StepOps o = build_cnn_ops(s);
+  int bias_adds = 0, bias_grads = 0;
+  double ls_bwd_bytes = 0, ls_bwd_kernels = 0;
+  for (const Op& op : o.micro) {
+    if (op.name == "conv.bias_add") { ++bias_adds; CHECK(op.nested); }
+    if (op.name == "conv.bias_grad") { ++bias_grads; CHECK(op.nested); }
+    if (op.name == "layer_scale.bwd") { ls_bwd_bytes += op.bytes.value(); ls_bwd_kernels += op.kernels; }
+  }
+  CHECK(bias_adds == 22);
+  CHECK(bias_grads == 22);
+  CHECK(ls_bwd_kernels == 4 * 18);
+  // Hand-computed: per element of a block's map, grad x gamma (fp32 read + write, 8 B), its cast to bf16 (4 + 2),
+  // grad x block output (4 + 2 + 4) and the sum for gamma's gradient (4): 28 B. Elements per sample over the
+  // 18 blocks: 3 x 56^2 x 96 + 3 x 28^2 x 192 + 9 x 14^2 x 384 + 3 x 7^2 x 768 = 2,145,024.
+  CHECK(ls_bwd_bytes == Approx(28.0 * 2145024));
 }
