@@ -19,7 +19,6 @@ usage: python3 tools/measure_cpu_overhead.py OUT.jsonl [--only SUBSTRING]
 """
 import argparse
 import gc
-import json
 import os
 import sys
 import time
@@ -152,23 +151,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--only", default="")
     a = ap.parse_args()
-    common = mh.common_fields()
-    failed = 0
-    with open(a.out, "w") as f:
-        for c in configs():
-            if a.only not in c["id"]:
-                continue
-            try:
-                rec = measure(c, common)
-            except Exception as e:  # one broken configuration must not cost the others
-                failed += 1
-                print(f"{c['id']}: FAILED {type(e).__name__}: {e}", file=sys.stderr, flush=True)
-                gc.collect()
-                torch.cuda.empty_cache()
-                continue
-            f.write(json.dumps(rec) + "\n")
-            f.flush()
-    return 1 if failed else 0
+    return mh.write_records([c for c in configs() if a.only in c["id"]], measure, a.out)
 
 
 if __name__ == "__main__":

@@ -409,12 +409,17 @@ def main():
     if not torch.cuda.is_available():
         print("measure_holdout: no CUDA device", file=sys.stderr)
         return 1
+    return write_records(todo, measure, a.out)
+
+
+def write_records(todo, measure_fn, out):
+    """Measures each configuration with measure_fn(c, common) into JSON lines; returns 1 if any failed."""
     common = common_fields()
     failed = 0
-    with open(a.out, "w") as f:
+    with open(out, "w") as f:
         for c in todo:
             try:
-                rec = measure(c, common)
+                rec = measure_fn(c, common)
             except Exception as e:  # a broken configuration must not cost the others
                 failed += 1
                 print(f"{c['id']}: FAILED {type(e).__name__}: {e}", file=sys.stderr, flush=True)

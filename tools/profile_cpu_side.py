@@ -11,30 +11,22 @@ Usage: python3 tools/profile_cpu_side.py OUT.jsonl model:batch [model:batch ...]
 """
 import collections
 import json
+import os
 import sys
 import time
 
 import torch
-import torch.nn.functional as F
-import torchvision
 from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import measure_holdout as mh  # noqa: E402
+from measure_cpu_overhead import build_step  # noqa: E402
 
 
 def run(model_name, batch, steps=3):
-    torch.backends.cudnn.benchmark = True
-    torch.backends.cuda.matmul.allow_tf32 = True
-    torch.backends.cudnn.allow_tf32 = True
-    model = getattr(torchvision.models, model_name)(weights=None).cuda().to(memory_format=torch.channels_last).train()
-    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-    x = torch.randn(batch, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
-    y = torch.randint(0, 1000, (batch,), device="cuda")
-
-    def step():
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = F.cross_entropy(model(x).float(), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+    c = mh.vision(model_name, batch)
+    mh.set_precision_flags(c["precision"])
+    step, _ = build_step(c)  # measure_cpu_overhead's (and measure_holdout's) vision step
 
     for _ in range(5):
         step()
