@@ -15,7 +15,7 @@ step_ms = wall time of `iters` optimizer steps after warm-up, between two torch.
 iters; p10/p50/p90 from CUDA events around each step; peak_mem_gib = torch.cuda.max_memory_allocated() over the
 timed steps; OutOfMemoryError anywhere gives `oom: true`.
 
-usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1|2] [--only SUBSTRING] [--list]
+usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1|2|3|4] [--only SUBSTRING] [--list]
 """
 import argparse
 import datetime
@@ -45,16 +45,20 @@ def gpt(size, layers, d, heads, seq, batch, precision="bf16", optimizer="adamw-f
         c["cuda_graphs"] = graphs
     name = size if size.startswith("gpt-") else "gpt-" + size
     tag = f"{name}-b{batch}" + (f"x{accum}" if accum > 1 else "") + f"-s{seq}-{precision}"
-    tag += {"adamw-fused": "", "sgd-momentum": "-sgdm", "sgd": "-sgd"}[optimizer]
+    tag += {"adamw-fused": "", "sgd-momentum": "-sgdm", "sgd": "-sgd", "adamw": "-adamw-foreach",
+            "adam": "-adam-foreach"}[optimizer]
     tag += "-ckpt" if ckpt else ""
     tag += {None: "", False: "-eager", True: "-graph"}[graphs]
     c["id"] = "holdout/" + tag
     return c
 
 
-def vision(model, batch, iters=15):
-    return dict(id=f"holdout/{model}-b{batch}-bf16", model=model, batch=batch, precision="bf16",
-                channels_last=True, optimizer="sgd-momentum", cudnn_benchmark=True, iters=iters)
+def vision(model, batch, iters=15, optimizer="sgd-momentum", precision="bf16", channels_last=True, benchmark=True):
+    tag = {"sgd-momentum": "", "adamw-fused": "-adamw", "adamw": "-adamw-foreach", "adam": "-adam-foreach",
+           "sgd": "-sgd"}[optimizer]
+    tag += ("" if channels_last else "-nchw") + ("" if benchmark else "-nobench")
+    return dict(id=f"holdout/{model}-b{batch}-{precision}{tag}", model=model, batch=batch, precision=precision,
+                channels_last=channels_last, optimizer=optimizer, cudnn_benchmark=benchmark, iters=iters)
 
 
 CONFIGS = [
@@ -105,6 +109,56 @@ CONFIGS2 = [dict(c, id=c["id"].replace("holdout/", "holdout2/")) for c in [
     vision("mobilenet_v3_large", 128),
     vision("wide_resnet50_2", 64),
     vision("regnet_y_1_6gf", 128),
+]]
+
+# A third held-out set (2026-12-03): torchvision models measured nowhere before (several that the catalog gained
+# the same day, checked here before any comparison) and the unfused (foreach) Adam and AdamW, which no earlier
+# run used.
+CONFIGS3 = [dict(c, id=c["id"].replace("holdout/", "holdout3/")) for c in [
+    vision("mobilenet_v3_small", 256),
+    vision("mobilenet_v2", 256),
+    vision("efficientnet_b2", 128),
+    vision("efficientnet_b4", 64),
+    vision("vgg16_bn", 64),
+    vision("vgg11", 128),
+    vision("shufflenet_v2_x1_0", 256),
+    vision("squeezenet1_1", 256),
+    vision("mnasnet1_0", 256),
+    vision("alexnet", 256),
+    vision("convnext_base", 64),
+    vision("resnext101_64x4d", 64),
+    vision("densenet201", 64),
+    vision("regnet_x_3_2gf", 128),
+    vision("swin_t", 64),
+    vision("vit_h_14", 16),
+    vision("resnet50", 128, optimizer="adamw-fused"),
+    vision("resnet50", 128, optimizer="adamw"),
+    vision("vit_b_16", 64, optimizer="adamw-fused"),
+    gpt("gpt-124m", 12, 768, 12, 1024, 16, optimizer="adamw"),
+    gpt("gpt-350m", 24, 1024, 16, 1024, 8, optimizer="adam"),
+    gpt("gpt-760m", 24, 1536, 16, 1024, 8, optimizer="adamw"),
+    gpt("d512-l8", 8, 512, 8, 512, 32, optimizer="adamw"),
+]]
+
+# A fourth set (2026-12-03): the same step in PyTorch's default memory format (NCHW, channels_last off),
+# without cudnn.benchmark, and in TF32 / fp32, for models whose channels-last bf16 step is already measured.
+CONFIGS4 = [dict(c, id=c["id"].replace("holdout/", "holdout4/")) for c in [
+    vision("resnet50", 128, channels_last=False),
+    vision("resnet50", 32, channels_last=False),
+    vision("resnet101", 64, channels_last=False),
+    vision("resnet18", 256, channels_last=False),
+    vision("efficientnet_b0", 128, channels_last=False),
+    vision("mobilenet_v2", 128, channels_last=False),
+    vision("convnext_tiny", 64, channels_last=False),
+    vision("densenet121", 64, channels_last=False),
+    vision("vgg16", 64, channels_last=False),
+    vision("vit_b_16", 64, channels_last=False),
+    vision("resnet50", 128, benchmark=False),
+    vision("resnet50", 128, channels_last=False, benchmark=False),
+    vision("efficientnet_b0", 128, precision="tf32"),
+    vision("resnet18", 256, precision="tf32"),
+    vision("vit_b_16", 64, precision="tf32"),
+    vision("mobilenet_v3_large", 128, precision="fp32"),
 ]]
 
 # ------------------------------------------------------------------------------------------------------ model
@@ -212,6 +266,8 @@ def autocast(precision, graphs=False):
 def make_optimizer(name, params):
     if name == "adamw-fused":
         return torch.optim.AdamW(params, lr=1e-4, fused=True)
+    if name in ("adamw", "adam"):  # foreach, PyTorch's default on CUDA when fused is not asked for
+        return (torch.optim.AdamW if name == "adamw" else torch.optim.Adam)(params, lr=1e-4, foreach=True)
     if name == "sgd-momentum":
         return torch.optim.SGD(params, lr=1e-3, momentum=0.9)
     return torch.optim.SGD(params, lr=1e-3)
@@ -318,10 +374,11 @@ def run_vision(c, rec):
     import torchvision
     fn = getattr(torchvision.models, c["model"])
     rec["fwd_flops_per_sample"], rec["params"] = vision_flops(lambda: fn(weights=None))
-    torch.backends.cudnn.benchmark = True
-    model = fn(weights=None).cuda().to(memory_format=torch.channels_last).train()
+    torch.backends.cudnn.benchmark = c["cudnn_benchmark"]
+    fmt = torch.channels_last if c["channels_last"] else torch.contiguous_format
+    model = fn(weights=None).cuda().to(memory_format=fmt).train()
     opt = make_optimizer(c["optimizer"], model.parameters())
-    x = torch.randn(c["batch"], 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
+    x = torch.randn(c["batch"], 3, 224, 224, device="cuda").to(memory_format=fmt)
     y = torch.randint(0, 1000, (c["batch"],), device="cuda")
 
     def step():
@@ -397,9 +454,10 @@ def main():
     ap.add_argument("--out", help="JSONL file to write")
     ap.add_argument("--only", default="", help="run only configurations whose id contains this")
     ap.add_argument("--list", action="store_true", help="print the configurations and exit")
-    ap.add_argument("--set", type=int, default=1, choices=(1, 2), help="which held-out set (CONFIGS or CONFIGS2)")
+    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4),
+                    help="which held-out set (CONFIGS, CONFIGS2, CONFIGS3 or CONFIGS4)")
     a = ap.parse_args()
-    todo = [c for c in (CONFIGS2 if a.set == 2 else CONFIGS) if a.only in c["id"]]
+    todo = [c for c in {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4}[a.set] if a.only in c["id"]]
     if a.list:
         for c in todo:
             print(json.dumps(describe(c)))

@@ -9,7 +9,7 @@ attention, norms, elementwise, layout copies, optimizer, ...). Writes one JSON l
 Used to see which operator classes the compute model misses (docs/calibration.md, "Vision models").
 `aten_ops` lists, per aten operator and input shapes, the calls and self GPU ms per step (the 120 largest);
 `aten_by_name` the same per operator name over all shapes, for every operator that ran kernels itself.
-Usage: python3 tools/profile_vision_kernels.py OUT.jsonl [model:batch ...]
+Usage: python3 tools/profile_vision_kernels.py OUT.jsonl [model:batch[:nchw] ...]
 """
 import json
 import re
@@ -44,13 +44,14 @@ def classify(name):
     return "other"
 
 
-def run(model_name, batch, precision="bf16"):
+def run(model_name, batch, precision="bf16", channels_last=True):
     torch.backends.cudnn.benchmark = True
     torch.backends.cuda.matmul.allow_tf32 = True
     torch.backends.cudnn.allow_tf32 = True
-    model = getattr(torchvision.models, model_name)(weights=None).cuda().to(memory_format=torch.channels_last).train()
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    model = getattr(torchvision.models, model_name)(weights=None).cuda().to(memory_format=fmt).train()
     opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
-    x = torch.randn(batch, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
+    x = torch.randn(batch, 3, 224, 224, device="cuda").to(memory_format=fmt)
     y = torch.randint(0, 1000, (batch,), device="cuda")
 
     def step():
@@ -109,7 +110,8 @@ def run(model_name, batch, precision="bf16"):
             by_name[e.key] = [round(e.count / nprof, 2), round(self_dev / 1000 / nprof, 4)]
     gpu_ms = sum(by_class.values())
     top_list = sorted(top.items(), key=lambda kv: -kv[1])[:15]
-    return {"model": model_name, "batch": batch, "precision": precision, "step_ms": round(step_ms, 3),
+    return {"model": model_name, "batch": batch, "precision": precision, "channels_last": channels_last,
+            "step_ms": round(step_ms, 3),
             "gpu_kernel_ms": round(gpu_ms, 3), "kernels_per_step": kernels / nprof,
             "by_class_ms": {k: round(v, 3) for k, v in sorted(by_class.items(), key=lambda kv: -kv[1])},
             "top_kernels_ms": [[n[:160], round(v, 3)] for n, v in top_list],
@@ -125,9 +127,9 @@ def main():
                              "densenet121:128", "resnet34:128", "resnet18:256"]
     with open(out, "w") as f:
         for s in specs:
-            name, b = s.split(":")
+            name, b, *fmt = s.split(":")  # model:batch, or model:batch:nchw for PyTorch's default format
             try:
-                rec = run(name, int(b))
+                rec = run(name, int(b), channels_last=fmt != ["nchw"])
             except Exception as e:  # one failing model must not lose the others
                 rec = {"model": name, "batch": int(b), "error": repr(e)[:300]}
             print(json.dumps({k: rec.get(k) for k in ("model", "batch", "step_ms", "gpu_kernel_ms", "by_class_ms")}),
