@@ -156,9 +156,9 @@ std::optional<ImageSpec> read_image(ObjectReader& r) {
 std::optional<ModelSpec> read_model(ObjectReader& r) {
   ModelSpec m;
   m.id = r.string("id", true).value_or("");
-  auto fam = r.choice("family", true, {"gpt", "cnn", "vit", "generic"}).value_or("generic");
+  auto fam = r.choice("family", true, {"gpt", "cnn", "vit", "swin", "generic"}).value_or("generic");
   m.family = fam == "gpt" ? ModelFamily::gpt : fam == "cnn" ? ModelFamily::cnn
-             : fam == "vit" ? ModelFamily::vit : ModelFamily::generic;
+             : fam == "vit" ? ModelFamily::vit : fam == "swin" ? ModelFamily::swin : ModelFamily::generic;
   bool transformer = m.family == ModelFamily::gpt || m.family == ModelFamily::vit;
   m.dims.layers = static_cast<int>(r.integer("layers", m.family == ModelFamily::gpt, 1, 100000).value_or(0));
   m.dims.d_model = static_cast<int>(r.integer("d_model", m.family == ModelFamily::gpt, 1, 1 << 20).value_or(0));

@@ -31,6 +31,7 @@ struct CalibrateOptions {
   bool loso = false;                  // fit: leave-one-session-out over the runs files
   std::vector<std::string> fit_runs;  // fit: one or more runs files (sessions), fitted together
   std::string kernel_classes;         // fit: kernel-class constants held fixed (tools/fit_kernel_classes.py)
+  std::string nchw_classes;           // fit: NCHW kernel-class constants carried along (tools/fit_nchw_classes.py)
   bool host_cpu_scale = false;        // fit: one CPU speed factor per runs file after the first
 };
 
@@ -134,6 +135,12 @@ int run_fit_command(const CalibrateOptions& o) {
     if (!report(kerr) || !kc) return kExitBadInput;
     start = *kc;
   }
+  if (!o.nchw_classes.empty()) {
+    std::vector<std::string> nerr;
+    auto nc = calibrate::load_nchw_classes(o.nchw_classes, nerr);
+    if (!report(nerr) || !nc) return kExitBadInput;
+    calibrate::copy_nchw_classes(*nc, start);
+  }
   const auto res = calibrate::fit_compute_constants(runs, dev, start, o.loo, session_of_run);
   calibrate::FitConstants fc;
   fc.compute = res.constants;
@@ -213,6 +220,8 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
                 "fit one CPU speed factor per --runs file after the first (its host); the constants are the first's");
   fit->add_option("--kernel-classes", opts->kernel_classes,
                   "kernel-class constants to hold fixed (tools/fit_kernel_classes.py output)");
+  fit->add_option("--nchw-classes", opts->nchw_classes,
+                  "NCHW kernel-class constants to carry along (tools/fit_nchw_classes.py output)");
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
   fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");

@@ -190,7 +190,7 @@ std::string render_ops(const RunRecord& rec, const DeviceModel& dev, const FitCo
   const StepPrediction p = predict_step_from_ops(ops, rec.step, dev, constants.compute);
   std::ostringstream o;
   o << rec.id << ": GPU " << fmt("%.2f", p.gpu_busy.ms()) << " ms, CPU issue " << fmt("%.2f", p.cpu_issue.ms())
-    << " ms, " << fmt("%.0f", p.kernels) << " kernels per step\n"
+    << " ms, " << fmt("%.0f", p.kernels) << " kernels and " << fmt("%.0f", p.calls) << " framework calls per step\n"
     << pad("operator", 28) << pad("phase", 10) << pad("kernels", 9, true) << pad("GPU ms", 9, true)
     << pad("GFLOP", 10, true) << pad("GB", 9, true) << pad("Mrows", 8, true) << pad("Melems", 9, true) << "\n";
   for (const Row& r : rows) {

@@ -205,6 +205,7 @@ std::vector<SessionError> leave_one_session_out(const std::vector<std::vector<Ru
 }
 
 void read_kernel_classes(FieldReader& r, ComputeConstants& c, bool required = false);
+void read_nchw_classes(FieldReader& r, ComputeConstants& c, bool required = false);
 
 std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std::string& file,
                                             std::vector<std::string>& errors) {
@@ -234,6 +235,7 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
     fc.compute.cpu_per_step_eager = Seconds::us(c->number("cpu_per_step_eager_us", true, true).value_or(0));
     fc.compute.cpu_per_op_eager = Seconds::us(c->number("cpu_per_op_eager_us", false).value_or(0));
     read_kernel_classes(*c, fc.compute);
+    read_nchw_classes(*c, fc.compute);
   }
   if (auto m = top.object("memory", false)) {
     fc.memory.fragmentation = m->number("fragmentation", false).value_or(fc.memory.fragmentation);
@@ -261,6 +263,35 @@ std::optional<ComputeConstants> load_kernel_classes(const std::string& path, std
   return c;
 }
 
+std::optional<ComputeConstants> load_nchw_classes(const std::string& path, std::vector<std::string>& errors) {
+  auto doc = read_json_file(path, "NCHW kernel-class constants", errors);
+  if (!doc) return std::nullopt;
+  if (!doc->is_object()) {
+    errors.push_back(path + ":: expected a JSON object (tools/fit_nchw_classes.py output)");
+    return std::nullopt;
+  }
+  const std::size_t before = errors.size();
+  FieldReader top(*doc, path, "", errors);
+  ComputeConstants c;
+  read_nchw_classes(top, c, true);
+  c.nchw_classes_source = top.string("source", false).value_or(path);
+  if (errors.size() != before) return std::nullopt;
+  return c;
+}
+
+void copy_nchw_classes(const ComputeConstants& from, ComputeConstants& to) {
+  to.bn_nchw_fwd_rate_per_channel = from.bn_nchw_fwd_rate_per_channel;
+  to.bn_nchw_fwd_max_rate = from.bn_nchw_fwd_max_rate;
+  to.bn_nchw_fwd_plane_cost = from.bn_nchw_fwd_plane_cost;
+  to.bn_nchw_bwd_rate_per_channel = from.bn_nchw_bwd_rate_per_channel;
+  to.bn_nchw_bwd_max_rate = from.bn_nchw_bwd_max_rate;
+  to.bn_nchw_bwd_plane_cost = from.bn_nchw_bwd_plane_cost;
+  to.dwconv_nchw_fwd_flop_efficiency = from.dwconv_nchw_fwd_flop_efficiency;
+  to.dwconv_nchw_bwd_flop_efficiency = from.dwconv_nchw_bwd_flop_efficiency;
+  to.nchw_transform_efficiency = from.nchw_transform_efficiency;
+  to.nchw_classes_source = from.nchw_classes_source;
+}
+
 std::optional<FitConstants> load_constants(const std::string& path, std::vector<std::string>& errors) {
   auto doc = read_json_file(path, "fitted-constants", errors);
   if (!doc) return std::nullopt;
@@ -279,6 +310,25 @@ void read_kernel_classes(FieldReader& r, ComputeConstants& c, bool required) {
   c.dwconv_flop_efficiency = value("dwconv_flop_efficiency");
   c.dwconv_memory_efficiency = value("dwconv_memory_efficiency");
   if (!required) c.kernel_classes_source = r.string("kernel_classes_source", false).value_or("");
+}
+
+void read_nchw_classes(FieldReader& r, ComputeConstants& c, bool required) {
+  // As read_kernel_classes: positive in an NCHW-classes file, 0 = "as NHWC" in a fit file.
+  auto value = [&](const char* key) {
+    return (required ? r.number(key, true, true) : r.non_negative(key, false)).value_or(0);
+  };
+  c.bn_nchw_fwd_rate_per_channel = value("bn_nchw_fwd_gelements_per_s_per_channel") * 1e9;
+  c.bn_nchw_fwd_max_rate = value("bn_nchw_fwd_max_gelements_per_s") * 1e9;
+  c.bn_nchw_fwd_plane_cost = Seconds::ns(required ? r.non_negative("bn_nchw_fwd_plane_ns", true).value_or(0)
+                                                  : value("bn_nchw_fwd_plane_ns"));
+  c.bn_nchw_bwd_rate_per_channel = value("bn_nchw_bwd_gelements_per_s_per_channel") * 1e9;
+  c.bn_nchw_bwd_max_rate = value("bn_nchw_bwd_max_gelements_per_s") * 1e9;
+  c.bn_nchw_bwd_plane_cost = Seconds::ns(required ? r.non_negative("bn_nchw_bwd_plane_ns", true).value_or(0)
+                                                  : value("bn_nchw_bwd_plane_ns"));
+  c.dwconv_nchw_fwd_flop_efficiency = value("dwconv_nchw_fwd_flop_efficiency");
+  c.dwconv_nchw_bwd_flop_efficiency = value("dwconv_nchw_bwd_flop_efficiency");
+  c.nchw_transform_efficiency = value("nchw_transform_efficiency");
+  if (!required) c.nchw_classes_source = r.string("nchw_classes_source", false).value_or("");
 }
 
 nlohmann::json constants_to_json(const FitConstants& fc) {
@@ -304,7 +354,17 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
                     {"transpose_efficiency", c.transpose_efficiency},
                     {"dwconv_flop_efficiency", c.dwconv_flop_efficiency},
                     {"dwconv_memory_efficiency", c.dwconv_memory_efficiency},
-                    {"kernel_classes_source", c.kernel_classes_source}};
+                    {"kernel_classes_source", c.kernel_classes_source},
+                    {"bn_nchw_fwd_gelements_per_s_per_channel", c.bn_nchw_fwd_rate_per_channel / 1e9},
+                    {"bn_nchw_fwd_max_gelements_per_s", c.bn_nchw_fwd_max_rate / 1e9},
+                    {"bn_nchw_fwd_plane_ns", c.bn_nchw_fwd_plane_cost.value() * 1e9},
+                    {"bn_nchw_bwd_gelements_per_s_per_channel", c.bn_nchw_bwd_rate_per_channel / 1e9},
+                    {"bn_nchw_bwd_max_gelements_per_s", c.bn_nchw_bwd_max_rate / 1e9},
+                    {"bn_nchw_bwd_plane_ns", c.bn_nchw_bwd_plane_cost.value() * 1e9},
+                    {"dwconv_nchw_fwd_flop_efficiency", c.dwconv_nchw_fwd_flop_efficiency},
+                    {"dwconv_nchw_bwd_flop_efficiency", c.dwconv_nchw_bwd_flop_efficiency},
+                    {"nchw_transform_efficiency", c.nchw_transform_efficiency},
+                    {"nchw_classes_source", c.nchw_classes_source}};
   j["memory"] = {{"fragmentation", fc.memory.fragmentation},
                  {"context_default_gib", fc.memory.context_default.gib()},
                  {"workspace_mib", fc.memory.workspace.mib()},

@@ -37,6 +37,11 @@ nlohmann::json constants_to_json(const FitConstants& c);
 // fields stay default.
 // `calibrate fit --kernel-classes FILE` holds them fixed while it fits the rest.
 std::optional<ComputeConstants> load_kernel_classes(const std::string& path, std::vector<std::string>& errors);
+// Reads the NCHW kernel-class constants written by tools/fit_nchw_classes.py (BatchNorm and depthwise kernels
+// in PyTorch's default layout, cuDNN's layout transforms); `calibrate fit --nchw-classes FILE` carries them into
+// the fit (no fitted record is NCHW, so they change no other constant). copy_nchw_classes moves just those.
+std::optional<ComputeConstants> load_nchw_classes(const std::string& path, std::vector<std::string>& errors);
+void copy_nchw_classes(const ComputeConstants& from, ComputeConstants& to);
 
 struct FitRecordError {
   std::string id;

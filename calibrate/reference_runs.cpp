@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "calibrate/json_fields.hpp"
+#include "models/swin_ops.hpp"
 #include "models/vision_ops.hpp"
 
 namespace gp::calibrate {
@@ -85,6 +86,10 @@ std::optional<std::string> step_from_input(const nlohmann::json& in, StepConfig&
   if (auto vd = vit_dims(model)) {
     m.family = ModelFamily::vit;
     m.dims = *vd;
+    return std::nullopt;
+  }
+  if (swin_dims(model)) {
+    m.family = ModelFamily::swin;
     return std::nullopt;
   }
   if (known_cnn(model)) {

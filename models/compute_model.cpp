@@ -57,10 +57,27 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
     case OpKind::memory:
       work = op.transpose && c.transpose_efficiency > 0 ? op.bytes / (dev.copy_bw * c.transpose_efficiency)
                                                         : mem_time(op.bytes, dev, c);
-      if (op.bn_elements > 0 && c.bn_element_rate > 0) work = std::max(work, Seconds(op.bn_elements / c.bn_element_rate));
+      if (op.nchw && op.channels > 0 && op.phase != Phase::optimizer) {
+        const bool fwd = op.phase == Phase::forward;
+        const double rc = fwd ? c.bn_nchw_fwd_rate_per_channel : c.bn_nchw_bwd_rate_per_channel;
+        const double rmax = fwd ? c.bn_nchw_fwd_max_rate : c.bn_nchw_bwd_max_rate;
+        const Seconds plane = fwd ? c.bn_nchw_fwd_plane_cost : c.bn_nchw_bwd_plane_cost;
+        if (rc > 0 && rmax > 0)
+          work = std::max(work, Seconds(Seconds(op.elements / std::min(op.channels * rc, rmax)) + plane * op.planes));
+      } else if (op.bn_elements > 0 && c.bn_element_rate > 0) {
+        work = std::max(work, Seconds(op.bn_elements / c.bn_element_rate));
+      }
+      if (op.nchw && op.transpose && c.nchw_transform_efficiency > 0)
+        work = op.bytes / (dev.copy_bw * c.nchw_transform_efficiency);
       work += c.norm_row_cost * op.rows;
       break;
     case OpKind::simt: {
+      const double ef_nchw = op.phase == Phase::forward ? c.dwconv_nchw_fwd_flop_efficiency
+                                                        : c.dwconv_nchw_bwd_flop_efficiency;
+      if (op.nchw && ef_nchw > 0) {  // PyTorch's own depthwise kernels: FLOP-bound on CUDA cores, far below peak
+        work = Seconds(op.flops / (large_rate(dev, Dtype::fp32) * ef_nchw));
+        break;
+      }
       const double ef = c.dwconv_flop_efficiency > 0 ? c.dwconv_flop_efficiency : c.gemm_efficiency;
       const double em = c.dwconv_memory_efficiency > 0 ? c.dwconv_memory_efficiency : c.memory_efficiency;
       work = std::max(Seconds(op.flops / (large_rate(dev, Dtype::fp32) * ef)), op.bytes / (dev.copy_bw * em));
@@ -89,6 +106,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     if (op.conv) conv_kernels += op.count * times;
     p.flops += op.flops * (op.count * times);
     if (op.kind == OpKind::gemm || op.kind == OpKind::attention) compute += t;
+    if (op.nchw) p.gpu_nchw += t;
   };
   for (const Op& op : ops.micro) {
     if (op.phase == Phase::forward) {
@@ -116,6 +134,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
   p.gpu_busy = p.gpu_forward + p.gpu_backward + p.gpu_optimizer;
   p.gpu_compute = compute;
   p.kernels = kernels;
+  p.calls = calls;
   p.cpu_issue = step.cuda_graphs ? dev.launch_graph * kernels
                                  : c.cpu_per_kernel_eager * fwd_kernels +
                                        c.cpu_per_bwd_kernel_eager * (kernels - fwd_kernels - accum_kernels) +

@@ -43,6 +43,15 @@ struct ComputeConstants {
   double transpose_efficiency = 0;    // strided (transposing) copies: achieved / probe copy bandwidth
   double dwconv_flop_efficiency = 0;  // depthwise convolution: achieved / fp32 CUDA-core rate
   double dwconv_memory_efficiency = 0;  // depthwise convolution: achieved / probe copy bandwidth
+  // NCHW kernels (channels_last off), from kernel-level profiles (tools/fit_nchw_classes.py); 0 = as NHWC.
+  // BatchNorm: t = elements / min(C * r_c, r_max) + N * C * t_plane, forward and backward apart.
+  double bn_nchw_fwd_rate_per_channel = 0, bn_nchw_fwd_max_rate = 0;  // elements per second
+  double bn_nchw_bwd_rate_per_channel = 0, bn_nchw_bwd_max_rate = 0;
+  Seconds bn_nchw_fwd_plane_cost, bn_nchw_bwd_plane_cost;  // per (sample, channel) plane
+  double dwconv_nchw_fwd_flop_efficiency = 0;  // PyTorch's native depthwise kernels: achieved / fp32 rate
+  double dwconv_nchw_bwd_flop_efficiency = 0;
+  double nchw_transform_efficiency = 0;  // cuDNN's NCHW<->NHWC transforms around a convolution: / copy bandwidth
+  std::string nchw_classes_source;
   std::string kernel_classes_source;    // where the four above come from
   std::string source;                  // how the constants were obtained (method, data)
   std::string as_of;
@@ -68,8 +77,10 @@ struct StepPrediction {
   Seconds gpu_forward, gpu_backward, gpu_optimizer;  // GPU busy time by phase (recompute counts as backward)
   Seconds gpu_busy;          // sum of the three
   Seconds gpu_compute;       // part of gpu_busy spent in FLOP-bound work (gemm, attention)
+  Seconds gpu_nchw;          // part of gpu_busy in NCHW-only kernels (NCHW BatchNorm, depthwise, layout transforms)
   Seconds cpu_issue;         // CPU time to issue every kernel of the step
   double kernels = 0;        // kernels per step
+  double calls = 0;          // framework calls per step (eager CPU cost per call)
   Flops flops;               // model FLOPs per step (recomputation included)
   double gpu_busy_frac = 0;  // gpu_busy / total
   Bottleneck bottleneck = Bottleneck::gpu_compute;

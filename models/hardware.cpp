@@ -30,6 +30,7 @@ const char* to_string(ModelFamily f) {
     case ModelFamily::gpt: return "gpt";
     case ModelFamily::cnn: return "cnn";
     case ModelFamily::vit: return "vit";
+    case ModelFamily::swin: return "swin";
     case ModelFamily::generic: return "generic";
   }
   return "?";

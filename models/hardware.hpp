@@ -100,7 +100,7 @@ struct ImageSpec {
   Provenance prov;
 };
 
-enum class ModelFamily { gpt, cnn, vit, generic };
+enum class ModelFamily { gpt, cnn, vit, swin, generic };
 
 // A transformer decoder by its dimensions (the reference runs' `gpt`).
 struct TransformerDims {

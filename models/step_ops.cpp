@@ -89,13 +89,17 @@ double optimizer_state_bytes_per_param(OptimizerKind opt) {
 
 // Bytes moved per parameter and number of multi-tensor launches, from the update each optimizer runs:
 // fused AdamW reads p, g, m, v and writes p, m, v (28 B); foreach SGD-momentum runs buf*=mu, buf+=g,
-// p+=-lr*buf (32 B); plain SGD p+=-lr*g (12 B); foreach (unfused) Adam(W) runs ~10 list ops (~120 B).
+// p+=-lr*buf (32 B); plain SGD p+=-lr*g (12 B). Foreach (unfused, PyTorch's default on CUDA) AdamW, as
+// torch/optim/adamw.py's _multi_tensor_adamw runs it (capturable off, so the step counts stay on the CPU):
+// p*=(1-lr*wd) 8 B, lerp_(m, g) 12 B, v*=b2 8 B, addcmul_(v, g, g) 16 B, t=sqrt(v) 8 B, t/=bc2 8 B, t+=eps 8 B,
+// addcdiv_(p, m, t) 16 B: eight list passes, 84 B per fp32 parameter. Adam with its default weight decay 0
+// skips the first: seven passes, 76 B.
 std::vector<Op> optimizer_ops(OptimizerKind opt, double params, double tensors) {
   double bytes_per_param = 28, list_ops = 1;
   switch (opt) {
     case OptimizerKind::adamw_fused: bytes_per_param = 28; list_ops = 1; break;
-    case OptimizerKind::adamw:
-    case OptimizerKind::adam: bytes_per_param = 120; list_ops = 10; break;
+    case OptimizerKind::adamw: bytes_per_param = 84; list_ops = 8; break;
+    case OptimizerKind::adam: bytes_per_param = 76; list_ops = 7; break;
     case OptimizerKind::sgd_momentum: bytes_per_param = 32; list_ops = 3; break;
     case OptimizerKind::sgd: bytes_per_param = 12; list_ops = 1; break;
   }
@@ -114,6 +118,7 @@ StepOps build_step_ops(const StepConfig& step) {
   switch (step.model.family) {
     case ModelFamily::gpt: ops = build_gpt_ops(step); break;
     case ModelFamily::vit: ops = build_vit_ops(step); break;
+    case ModelFamily::swin: ops = build_swin_ops(step); break;
     case ModelFamily::cnn: ops = build_cnn_ops(step); break;
     case ModelFamily::generic: ops = build_generic_ops(step); break;
   }

@@ -39,6 +39,11 @@ struct Op {
   bool transpose = false;     // strided (transposing) copy: TensorIterator's non-vectorised kernel
   double work_factor = 1;     // attention: tile-padded work / model FLOPs (timing only; FLOPs stay the model's)
   bool nested = false;        // issued inside another op's framework call (no Python module or autograd node of its own)
+  // PyTorch's default NCHW layout (channels_last off): BatchNorm and depthwise kernels of their own
+  // (docs/calibration.md, "NCHW"). A BatchNorm gives its tensor's C (one thread block per channel), N x C planes
+  // and elements.
+  bool nchw = false;
+  double channels = 0, planes = 0, elements = 0;
 };
 
 // Everything one optimizer step runs: `micro` once per micro-batch, `optimizer` once per step.
@@ -63,7 +68,7 @@ Dtype gemm_dtype(Precision p);
 bool is_autocast(Precision p);
 
 // Builds the operator list of one training step. The model family picks the builder: gpt -> causal
-// transformer with vocabulary head; vit / known CNN ids -> their layer structure; otherwise generic
+// transformer with vocabulary head; vit / swin / known CNN ids -> their layer structure; otherwise generic
 // from params and fwd_flops_per_sample. Activation checkpointing marks recomputed forward ops.
 StepOps build_step_ops(const StepConfig& step);
 
@@ -71,6 +76,7 @@ StepOps build_step_ops(const StepConfig& step);
 StepOps build_gpt_ops(const StepConfig& step);
 StepOps build_vit_ops(const StepConfig& step);
 StepOps build_cnn_ops(const StepConfig& step);      // uses vision_layers(step.model.id)
+StepOps build_swin_ops(const StepConfig& step);     // swin_ops.hpp: uses swin_dims(step.model.id)
 StepOps build_generic_ops(const StepConfig& step);
 
 // Optimizer update ops over `params` parameters in `tensors` tensors (memory-bound, fp32 states).

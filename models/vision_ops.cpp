@@ -22,57 +22,85 @@ class CnnBuilder {
     }
     if (is_autocast(s.precision))
       add_memory(out_.micro, "image.cast", Phase::forward, Bytes(6 * b_ * 3 * h_ * w_), 1);
+    nchw_ = !s.channels_last;
   }
+  // From here on the activations are channels-last in memory whatever the model's format (ConvNeXt's
+  // LayerNorm2d and blocks permute to NHWC and back as views, so cuDNN and the depthwise conv see NHWC strides).
+  void channels_last_from_here() { nchw_ = false; }
   int c() const { return c_; }
   double size() const { return b_ * c_ * h_ * w_; }
 
+  // A "same" convolution (padding k / 2, or none for a patchify k == stride): output ceil(h / stride).
   void conv(int cout, int k, int stride, int groups = 1) {
-    const double hin = h_, win = w_;
-    const double in_elems = b_ * c_ * hin * win;
-    h_ = std::ceil(h_ / stride);
-    w_ = std::ceil(w_ / stride);
-    const double pixels = b_ * h_ * w_;
-    const bool depthwise = groups > 1 && groups == c_;
-    saved_ += a_ * in_elems;
-    params_ += static_cast<double>(cout) * (c_ / groups) * k * k;
-    tensors_ += 1;
-    if (depthwise) {
-      Op op;
-      op.name = "dwconv";
-      op.kind = OpKind::simt;
-      op.dtype = Dtype::fp32;
-      op.flops = Flops(2.0 * pixels * cout * k * k);
-      op.bytes = Bytes(a_ * (in_elems + pixels * cout));
-      out_.micro.push_back(op);
-      op.phase = Phase::backward;
-      op.count = 2;  // dgrad and wgrad
-      op.name = "dwconv.bwd";
-      out_.micro.push_back(op);
-      if (is_autocast(step_.precision)) {
-        add_memory(out_.micro, "dwconv.w_cast", Phase::forward, Bytes(6.0 * cout * k * k), 1);
-        add_memory(out_.micro, "dwconv.dw_cast", Phase::backward, Bytes(6.0 * cout * k * k), 1);
-      }
-    } else {
-      LinearSpec l{"conv", pixels, static_cast<double>(c_) / groups * k * k, static_cast<double>(cout),
-                   1, false, false, !first_, false};
-      const std::size_t from = out_.micro.size();
-      add_linear(out_.micro, l, step_.precision);
-      for (std::size_t i = from; i < out_.micro.size(); ++i) {
-        Op& op = out_.micro[i];
-        if (op.kind != OpKind::gemm) continue;
-        op.conv = true;
-        // Weight gradients reduce over batch x pixels: cuDNN splits that reduction (extra kernel).
-        if (op.name == "conv.wgrad") op.kernels = 2;
-      }
-    }
-    first_ = false;
-    c_ = cout;
+    conv_to(cout, k, k, groups, std::ceil(h_ / stride), std::ceil(w_ / stride));
   }
-  // A conv bias (VGG, ConvNeXt). cuDNN's convolution does not add it: aten::_convolution adds it in place
-  // afterwards (add_ of a [1, C, 1, 1] tensor), after casting it under autocast, and convolution_backward reduces
-  // the output gradient over batch and pixels for its gradient (sum), then casts that back to fp32 (profile of
-  // ConvNeXt-T, calibrate/probes/results/convnext-aten-2026-12-02.jsonl: 22 such adds and their sums per step).
-  // Both run inside the convolution's own call.
+  // A kh x kw convolution with explicit padding (ph, pw), output size as nn.Conv2d computes it.
+  void conv_padded(int cout, int kh, int kw, int stride, int ph, int pw) {
+    conv_to(cout, kh, kw, 1, out_size(h_, kh, stride, ph, false), out_size(w_, kw, stride, pw, false));
+  }
+  // nn.MaxPool2d / nn.AvgPool2d (kernel, stride, padding, ceil_mode); max-pool saves int64 indices.
+  void pool(bool max, int k, int stride, int pad, bool ceil_mode) {
+    const double in = size();
+    h_ = out_size(h_, k, stride, pad, ceil_mode);
+    w_ = out_size(w_, k, stride, pad, ceil_mode);
+    const double out = size();
+    if (max) {
+      add_memory(out_.micro, "maxpool.fwd", Phase::forward, Bytes(a_ * in + (a_ + 8) * out), 1);
+      add_memory(out_.micro, "maxpool.bwd", Phase::backward, Bytes(a_ * in * 2 + (a_ + 8) * out), 2);
+      saved_ += a_ * in + 8 * out;
+    } else {
+      add_memory(out_.micro, "avgpool.fwd", Phase::forward, Bytes(a_ * in + a_ * out), 1);
+      add_memory(out_.micro, "avgpool.bwd", Phase::backward, Bytes(a_ * in + a_ * out), 1);
+      saved_ += a_ * in;  // avg_pool2d_backward takes the input
+    }
+  }
+  // Adaptive average pool to hw x hw, without flattening (GoogLeNet's auxiliary heads).
+  void adaptive_pool(int hw) {
+    const double in = size();
+    h_ = w_ = hw;
+    add_memory(out_.micro, "adaptive_pool.fwd", Phase::forward, Bytes(a_ * (in + size())), 1);
+    add_memory(out_.micro, "adaptive_pool.bwd", Phase::backward, Bytes(a_ * (in + size())), 1);
+  }
+  // torch.flatten(x, 1): a view.
+  void flatten() {
+    c_ = static_cast<int>(c_ * h_ * w_);
+    h_ = w_ = 1;
+  }
+  // x.chunk(2, dim=1), keeping the second half (ShuffleNetV2): a view, but cuDNN makes the channel slice
+  // contiguous before its conv (a copy of the half); backward assembles both halves' gradients (a full copy).
+  void channel_split() {
+    const double n = size();
+    c_ /= 2;
+    add_memory(out_.micro, "split.copy", Phase::forward, Bytes(a_ * n), 1);
+    add_memory(out_.micro, "split.grad_cat", Phase::backward, Bytes(2 * a_ * n), 1);
+  }
+  // channel_shuffle: view, transpose(1, 2).contiguous(), view: a strided copy, and the same in backward.
+  void channel_shuffle() {
+    const double n = size();
+    add_memory(out_.micro, "shuffle.fwd", Phase::forward, Bytes(2 * a_ * n), 1);
+    out_.micro.back().transpose = true;
+    add_memory(out_.micro, "shuffle.bwd", Phase::backward, Bytes(2 * a_ * n), 1);
+    out_.micro.back().transpose = true;
+  }
+  // PyTorch's conv / pool output size: floor or ceil((in + 2 pad - k) / stride) + 1; with ceil_mode the last
+  // window must start inside the input or left padding.
+  static double out_size(double in, int k, int stride, int pad, bool ceil_mode) {
+    const double q = (in + 2.0 * pad - k) / stride;
+    double o = (ceil_mode ? std::ceil(q) : std::floor(q)) + 1;
+    if (ceil_mode && (o - 1) * stride >= in + pad) o -= 1;
+    return o;
+  }
+  // Parameters of a layer that does not run (Inception v3's auxiliary head when the map is too small for it).
+  void idle_params(double n, double tensors) {
+    params_ += n;
+    tensors_ += tensors;
+  }
+
+  // A conv bias (VGG, ConvNeXt, AlexNet, SqueezeNet). cuDNN's convolution does not add it: aten::_convolution
+  // adds it in place afterwards (add_ of a [1, C, 1, 1] tensor), after casting it under autocast, and
+  // convolution_backward reduces the output gradient over batch and pixels for its gradient (sum), then casts that
+  // back to fp32 (profile of ConvNeXt-T, calibrate/probes/results/convnext-aten-2026-12-02.jsonl: 22 such adds and
+  // their sums per step). Both run inside the convolution's own call.
   void bias() {
     const double n = size();
     add_memory(out_.micro, "conv.bias_add", Phase::forward, Bytes(2 * a_ * n), 1, 2);
@@ -87,8 +115,11 @@ class CnnBuilder {
     // Training BatchNorm: statistics + normalise (2 kernels) and the num_batches_tracked increment.
     add_memory(out_.micro, "bn.fwd", Phase::forward, Bytes(3 * a_ * n), 1, 3);
     out_.micro.back().bn_elements = 3 * n;
-    add_memory(out_.micro, "bn.bwd", Phase::backward, Bytes(5 * a_ * n), 1, 2);
+    mark_nchw_bn(out_.micro.back(), n);
+    // Backward: reduce + elementwise kernels (channels-last); one kernel over each channel's plane in NCHW.
+    add_memory(out_.micro, "bn.bwd", Phase::backward, Bytes(5 * a_ * n), 1, nchw_ ? 1 : 2);
     out_.micro.back().bn_elements = 5 * n;
+    mark_nchw_bn(out_.micro.back(), n);
     saved_ += a_ * n;
     params_ += 2.0 * c_;
     tensors_ += 2;
@@ -227,6 +258,73 @@ class CnnBuilder {
   void restore(State s) { c_ = s.c; h_ = s.h; w_ = s.w; }
 
  private:
+  // cuDNN runs its NHWC kernels on NCHW tensors between layout transforms (nchwToNhwc / nhwcToNchw in the
+  // profile, calibrate/probes/results/nchw-kernels-2026-12-03.jsonl): forward transforms the input and the output,
+  // dgrad the output gradient and the input gradient, wgrad the input and the output gradient; each reads and
+  // writes its tensor. Inside the convolution's call.
+  void nchw_transforms(double in_elems, double out_elems) {
+    const double pass = 2 * a_ * (in_elems + out_elems);
+    add_memory(out_.micro, "conv.nchw_transform", Phase::forward, Bytes(pass), 1, 2);
+    out_.micro.back().transpose = out_.micro.back().nchw = out_.micro.back().nested = true;
+    const double passes = first_ ? 1 : 2;  // the first conv has no input gradient
+    add_memory(out_.micro, "conv.nchw_transform.bwd", Phase::backward, Bytes(passes * pass), 1,
+               static_cast<int>(2 * passes));
+    out_.micro.back().transpose = out_.micro.back().nchw = out_.micro.back().nested = true;
+  }
+  void mark_nchw_bn(Op& op, double n) const {
+    if (!nchw_) return;
+    op.nchw = true;
+    op.channels = c_;
+    op.planes = b_ * c_;
+    op.elements = n;
+  }
+  void conv_to(int cout, int kh, int kw, int groups, double hout, double wout) {
+    const double hin = h_, win = w_;
+    const double in_elems = b_ * c_ * hin * win;
+    h_ = hout;
+    w_ = wout;
+    const double k2 = static_cast<double>(kh) * kw;
+    const double pixels = b_ * h_ * w_;
+    const bool depthwise = groups > 1 && groups == c_;
+    saved_ += a_ * in_elems;
+    params_ += static_cast<double>(cout) * (c_ / groups) * k2;
+    tensors_ += 1;
+    if (depthwise) {
+      Op op;
+      op.name = "dwconv";
+      op.kind = OpKind::simt;
+      op.dtype = Dtype::fp32;
+      op.flops = Flops(2.0 * pixels * cout * k2);
+      op.bytes = Bytes(a_ * (in_elems + pixels * cout));
+      op.nchw = nchw_;  // NCHW: PyTorch's native depthwise kernels instead of cuDNN's
+      out_.micro.push_back(op);
+      op.phase = Phase::backward;
+      op.count = 2;  // dgrad and wgrad
+      op.name = "dwconv.bwd";
+      out_.micro.push_back(op);
+      if (is_autocast(step_.precision)) {
+        add_memory(out_.micro, "dwconv.w_cast", Phase::forward, Bytes(6.0 * cout * k2), 1);
+        add_memory(out_.micro, "dwconv.dw_cast", Phase::backward, Bytes(6.0 * cout * k2), 1);
+      }
+    } else {
+      LinearSpec l{"conv", pixels, static_cast<double>(c_) / groups * k2, static_cast<double>(cout),
+                   1, false, false, !first_, false};
+      const std::size_t from = out_.micro.size();
+      add_linear(out_.micro, l, step_.precision);
+      for (std::size_t i = from; i < out_.micro.size(); ++i) {
+        Op& op = out_.micro[i];
+        if (op.kind != OpKind::gemm) continue;
+        op.conv = true;
+        // Weight gradients reduce over batch x pixels: cuDNN splits that reduction (extra kernel).
+        if (op.name == "conv.wgrad") op.kernels = 2;
+      }
+      // A 1x1 convolution is a plain GEMM per sample in NCHW (cuDNN runs it without transforms).
+      if (nchw_ && k2 > 1) nchw_transforms(in_elems, pixels * cout);
+    }
+    first_ = false;
+    c_ = cout;
+  }
+
   const StepConfig& step_;
   StepOps& out_;
   double b_;
@@ -234,6 +332,7 @@ class CnnBuilder {
   int c_ = 3;
   double h_ = 224, w_ = 224;
   bool first_ = true;
+  bool nchw_ = false;  // PyTorch's default layout (channels_last off)
   double saved_ = 0, params_ = 0, tensors_ = 0;
 };
 
@@ -318,6 +417,7 @@ void densenet(CnnBuilder& nb, const std::vector<int>& blocks, int init = 64, int
 // pointwise Linear 4x with GELU, layer scale and stochastic depth on an fp32 residual stream.
 void convnext(CnnBuilder& nb, const std::vector<int>& depths, const std::vector<int>& dims) {
   nb.conv(dims[0], 4, 4); nb.bias(); nb.layer_norm();
+  nb.channels_last_from_here();
   for (std::size_t st = 0; st < depths.size(); ++st) {
     if (st > 0) { nb.layer_norm(); nb.conv(dims[st], 2, 2); nb.bias(); }
     for (int i = 0; i < depths[st]; ++i) {
@@ -336,15 +436,17 @@ void convnext(CnnBuilder& nb, const std::vector<int>& depths, const std::vector<
   nb.classifier(1000);
 }
 
-// VGG (Simonyan & Zisserman 2015; torchvision vgg11/13/16/19 without BN): 3x3 conv + ReLU stacks, max-pools,
-// then 25088 -> 4096 -> 4096 -> 1000 with dropout.
-void vgg(CnnBuilder& nb, const std::vector<int>& cfg) {
+// VGG (Simonyan & Zisserman 2015; torchvision vgg11/13/16/19, and the _bn variants with BatchNorm after every
+// conv, whose bias torchvision keeps): 3x3 conv + ReLU stacks, max-pools, then 25088 -> 4096 -> 4096 -> 1000
+// with dropout.
+void vgg(CnnBuilder& nb, const std::vector<int>& cfg, bool batch_norm = false) {
   for (int c : cfg) {
     if (c == 0) {
       nb.maxpool();
     } else {
       nb.conv(c, 3, 1);
       nb.bias();
+      if (batch_norm) nb.bn();
       nb.act(Act::relu);
     }
   }
@@ -395,8 +497,275 @@ void efficientnet(CnnBuilder& nb, double width, double depth) {
       inverted_residual(nb, in * r[0], ch(r[4]), r[1], i == 0 ? r[2] : 1, std::max(1, in / 4), Act::silu, true);
     }
   }
-  nb.conv(ch(1280), 1, 1); nb.bn(); nb.act(Act::silu);
+  nb.conv(4 * nb.c(), 1, 1); nb.bn(); nb.act(Act::silu);  // head: 4x the last block's width
   nb.classifier(1000);
+}
+
+void mobilenet_v3_small(CnnBuilder& nb) {
+  nb.conv(16, 3, 2); nb.bn(); nb.act(Act::hardswish);
+  // in, kernel, expanded, out, se, hardswish, stride (torchvision _mobilenet_v3_conf, mobilenet_v3_small)
+  const int cfg[11][7] = {{16, 3, 16, 16, 1, 0, 2},   {16, 3, 72, 24, 0, 0, 2},   {24, 3, 88, 24, 0, 0, 1},
+                          {24, 5, 96, 40, 1, 1, 2},   {40, 5, 240, 40, 1, 1, 1},  {40, 5, 240, 40, 1, 1, 1},
+                          {40, 5, 120, 48, 1, 1, 1},  {48, 5, 144, 48, 1, 1, 1},  {48, 5, 288, 96, 1, 1, 2},
+                          {96, 5, 576, 96, 1, 1, 1},  {96, 5, 576, 96, 1, 1, 1}};
+  for (const auto& r : cfg)
+    inverted_residual(nb, r[2], r[3], r[1], r[6], r[4] ? make_divisible(r[2] / 4.0) : 0,
+                      r[5] ? Act::hardswish : Act::relu, false);
+  nb.conv(576, 1, 1); nb.bn(); nb.act(Act::hardswish);  // 6x the last block's width
+  nb.classifier(1024);
+  nb.act(Act::hardswish);
+  nb.linear(1000);
+}
+
+// MNASNet (Tan et al. 2019; torchvision mnasnet0_5/0_75/1_0/1_3): widths scaled by alpha and rounded to a
+// multiple of 8 (_round_to_multiple_of, as make_divisible), ReLU inverted residuals without SE.
+void mnasnet(CnnBuilder& nb, double alpha) {
+  const int base[8] = {32, 16, 24, 40, 80, 96, 192, 320};  // torchvision _get_depths
+  int d[8];
+  for (int i = 0; i < 8; ++i) d[i] = make_divisible(base[i] * alpha);
+  nb.conv(d[0], 3, 2); nb.bn(); nb.act(Act::relu);
+  nb.conv(d[0], 3, 1, d[0]); nb.bn(); nb.act(Act::relu);
+  nb.conv(d[1], 1, 1); nb.bn();
+  // out depth index, kernel, stride, expansion, repeats (torchvision MNASNet._stack calls)
+  const int cfg[6][5] = {{2, 3, 2, 3, 3}, {3, 5, 2, 3, 3}, {4, 5, 2, 6, 3},
+                         {5, 3, 1, 6, 2}, {6, 5, 2, 6, 4}, {7, 3, 1, 6, 1}};
+  for (const auto& r : cfg)
+    for (int i = 0; i < r[4]; ++i)
+      inverted_residual(nb, nb.c() * r[3], d[r[0]], r[1], i == 0 ? r[2] : 1, 0, Act::relu, false);
+  nb.conv(1280, 1, 1); nb.bn(); nb.act(Act::relu);
+  nb.pool_flatten(1);  // x.mean([2, 3])
+  nb.dropout();
+  nb.linear(1000);
+}
+
+// AlexNet (torchvision alexnet: the one-GPU variant of Krizhevsky et al. 2012, as in "One weird trick").
+void alexnet(CnnBuilder& nb) {
+  nb.conv_padded(64, 11, 11, 4, 2, 2); nb.bias(); nb.act(Act::relu); nb.pool(true, 3, 2, 0, false);
+  nb.conv_padded(192, 5, 5, 1, 2, 2); nb.bias(); nb.act(Act::relu); nb.pool(true, 3, 2, 0, false);
+  for (int c : {384, 256, 256}) { nb.conv_padded(c, 3, 3, 1, 1, 1); nb.bias(); nb.act(Act::relu); }
+  nb.pool(true, 3, 2, 0, false);
+  nb.pool_flatten(6);
+  nb.dropout(); nb.linear(4096); nb.act(Act::relu);
+  nb.dropout(); nb.linear(4096); nb.act(Act::relu);
+  nb.linear(1000);
+}
+
+// SqueezeNet Fire module: 1x1 squeeze, then 1x1 and 3x3 expands (all with bias and ReLU), concatenated.
+void fire(CnnBuilder& nb, int squeeze, int e1, int e3) {
+  nb.conv(squeeze, 1, 1); nb.bias(); nb.act(Act::relu);
+  const auto s = nb.state();
+  nb.conv(e1, 1, 1); nb.bias(); nb.act(Act::relu);
+  nb.restore(s);
+  nb.conv(e3, 3, 1); nb.bias(); nb.act(Act::relu);
+  nb.concat(e1 + e3, 2);
+}
+
+// SqueezeNet 1.0 / 1.1 (Iandola et al. 2016; torchvision squeezenet.py): ceil-mode max-pools, conv classifier.
+void squeezenet(CnnBuilder& nb, bool v1_1) {
+  auto maxpool = [&] { nb.pool(true, 3, 2, 0, true); };
+  if (v1_1) {
+    nb.conv_padded(64, 3, 3, 2, 0, 0); nb.bias(); nb.act(Act::relu); maxpool();
+    fire(nb, 16, 64, 64); fire(nb, 16, 64, 64); maxpool();
+    fire(nb, 32, 128, 128); fire(nb, 32, 128, 128); maxpool();
+    fire(nb, 48, 192, 192); fire(nb, 48, 192, 192); fire(nb, 64, 256, 256); fire(nb, 64, 256, 256);
+  } else {
+    nb.conv_padded(96, 7, 7, 2, 0, 0); nb.bias(); nb.act(Act::relu); maxpool();
+    fire(nb, 16, 64, 64); fire(nb, 16, 64, 64); fire(nb, 32, 128, 128); maxpool();
+    fire(nb, 32, 128, 128); fire(nb, 48, 192, 192); fire(nb, 48, 192, 192); fire(nb, 64, 256, 256); maxpool();
+    fire(nb, 64, 256, 256);
+  }
+  nb.dropout();
+  nb.conv(1000, 1, 1); nb.bias(); nb.act(Act::relu);
+  nb.pool_flatten(1);
+}
+
+// ShuffleNetV2 unit (Ma et al. 2018; torchvision shufflenetv2.InvertedResidual): stride 2 runs both branches
+// on the whole input; stride 1 splits the channels and passes one half through. Concat, then channel shuffle.
+void shuffle_unit(CnnBuilder& nb, int out, int stride) {
+  const int half = out / 2;
+  if (stride > 1) {
+    const auto in = nb.state();
+    nb.conv(in.c, 3, stride, in.c); nb.bn();
+    nb.conv(half, 1, 1); nb.bn(); nb.act(Act::relu);
+    nb.restore(in);
+  } else {
+    nb.channel_split();
+  }
+  nb.conv(half, 1, 1); nb.bn(); nb.act(Act::relu);
+  nb.conv(half, 3, stride, half); nb.bn();
+  nb.conv(half, 1, 1); nb.bn(); nb.act(Act::relu);
+  nb.concat(out, 2);
+  nb.channel_shuffle();
+}
+
+// ShuffleNetV2: stage widths and the final 1x1 conv width (torchvision stages_out_channels), repeats 4, 8, 4.
+void shufflenet_v2(CnnBuilder& nb, const std::array<int, 4>& widths) {
+  nb.conv(24, 3, 2); nb.bn(); nb.act(Act::relu); nb.maxpool();
+  const int repeats[3] = {4, 8, 4};
+  for (int st = 0; st < 3; ++st)
+    for (int i = 0; i < repeats[st]; ++i) shuffle_unit(nb, widths[st], i == 0 ? 2 : 1);
+  nb.conv(widths[3], 1, 1); nb.bn(); nb.act(Act::relu);
+  nb.classifier(1000);
+}
+
+// EfficientNetV2 (Tan & Le 2021; torchvision efficientnet_v2_s/m/l): FusedMBConv (a k x k expansion conv, or a
+// single conv at expansion 1) in the early stages, then MBConv with SE; stochastic depth on residuals.
+struct V2Stage { bool fused; int expand, kernel, stride, out, layers; };
+void efficientnet_v2(CnnBuilder& nb, int stem, const std::vector<V2Stage>& cfg) {
+  nb.conv(stem, 3, 2); nb.bn(); nb.act(Act::silu);
+  for (const auto& r : cfg) {
+    for (int i = 0; i < r.layers; ++i) {
+      const int in = nb.c(), stride = i == 0 ? r.stride : 1;
+      if (!r.fused) {
+        inverted_residual(nb, in * r.expand, r.out, r.kernel, stride, std::max(1, in / 4), Act::silu, true);
+        continue;
+      }
+      if (r.expand != 1) {
+        nb.conv(in * r.expand, r.kernel, stride); nb.bn(); nb.act(Act::silu);
+        nb.conv(r.out, 1, 1); nb.bn();
+      } else {
+        nb.conv(r.out, r.kernel, stride); nb.bn(); nb.act(Act::silu);
+      }
+      if (stride == 1 && in == r.out) { nb.stochastic_depth(); nb.residual_add(); }
+    }
+  }
+  nb.conv(1280, 1, 1); nb.bn(); nb.act(Act::silu);  // torchvision last_channel
+  nb.classifier(1000);
+}
+
+// Inception's BasicConv2d: conv without bias, BatchNorm, ReLU.
+void basic_conv(CnnBuilder& nb, int out, int kh, int kw, int stride = 1, int ph = 0, int pw = 0) {
+  nb.conv_padded(out, kh, kw, stride, ph, pw); nb.bn(); nb.act(Act::relu);
+}
+
+// Runs each branch from the same input and concatenates their outputs along channels.
+void branches(CnnBuilder& nb, const std::vector<std::function<void()>>& bs) {
+  const auto in = nb.state();
+  int total = 0;
+  for (const auto& b : bs) {
+    nb.restore(in);
+    b();
+    total += nb.c();
+  }
+  nb.concat(total, static_cast<int>(bs.size()));
+}
+
+// GoogLeNet Inception module (torchvision googlenet.Inception: its "5x5" branch uses a 3x3 conv).
+void googlenet_inception(CnnBuilder& nb, int c1, int c3r, int c3, int c5r, int c5, int pool_proj) {
+  branches(nb, {[&] { basic_conv(nb, c1, 1, 1); },
+                [&] { basic_conv(nb, c3r, 1, 1); basic_conv(nb, c3, 3, 3, 1, 1, 1); },
+                [&] { basic_conv(nb, c5r, 1, 1); basic_conv(nb, c5, 3, 3, 1, 1, 1); },
+                [&] { nb.pool(true, 3, 1, 1, true); basic_conv(nb, pool_proj, 1, 1); }});
+}
+
+// GoogLeNet auxiliary classifier (training only): 4x4 adaptive pool, 1x1 conv 128, fc 1024, dropout, fc.
+void googlenet_aux(CnnBuilder& nb) {
+  const auto s = nb.state();
+  nb.adaptive_pool(4);
+  basic_conv(nb, 128, 1, 1);
+  nb.flatten();
+  nb.linear(1024); nb.act(Act::relu); nb.dropout();
+  nb.linear(1000);
+  nb.restore(s);
+}
+
+// GoogLeNet (Szegedy et al. 2015; torchvision googlenet, aux_logits=True as built with weights=None).
+void googlenet(CnnBuilder& nb) {
+  auto maxpool = [&](int k) { nb.pool(true, k, 2, 0, true); };
+  basic_conv(nb, 64, 7, 7, 2, 3, 3); maxpool(3);
+  basic_conv(nb, 64, 1, 1); basic_conv(nb, 192, 3, 3, 1, 1, 1); maxpool(3);
+  googlenet_inception(nb, 64, 96, 128, 16, 32, 32);
+  googlenet_inception(nb, 128, 128, 192, 32, 96, 64);
+  maxpool(3);
+  googlenet_inception(nb, 192, 96, 208, 16, 48, 64);
+  googlenet_aux(nb);
+  googlenet_inception(nb, 160, 112, 224, 24, 64, 64);
+  googlenet_inception(nb, 128, 128, 256, 24, 64, 64);
+  googlenet_inception(nb, 112, 144, 288, 32, 64, 64);
+  googlenet_aux(nb);
+  googlenet_inception(nb, 256, 160, 320, 32, 128, 128);
+  maxpool(2);
+  googlenet_inception(nb, 256, 160, 320, 32, 128, 128);
+  googlenet_inception(nb, 384, 192, 384, 48, 128, 128);
+  nb.pool_flatten(1);
+  nb.dropout();
+  nb.linear(1000);
+}
+
+// Inception v3 modules A-E (Szegedy et al. 2016; torchvision inception.InceptionA..E).
+void inception_a(CnnBuilder& nb, int pool_features) {
+  branches(nb, {[&] { basic_conv(nb, 64, 1, 1); },
+                [&] { basic_conv(nb, 48, 1, 1); basic_conv(nb, 64, 5, 5, 1, 2, 2); },
+                [&] { basic_conv(nb, 64, 1, 1); basic_conv(nb, 96, 3, 3, 1, 1, 1); basic_conv(nb, 96, 3, 3, 1, 1, 1); },
+                [&] { nb.pool(false, 3, 1, 1, false); basic_conv(nb, pool_features, 1, 1); }});
+}
+void inception_b(CnnBuilder& nb) {
+  branches(nb, {[&] { basic_conv(nb, 384, 3, 3, 2); },
+                [&] { basic_conv(nb, 64, 1, 1); basic_conv(nb, 96, 3, 3, 1, 1, 1); basic_conv(nb, 96, 3, 3, 2); },
+                [&] { nb.pool(true, 3, 2, 0, false); }});
+}
+void inception_c(CnnBuilder& nb, int c7) {
+  branches(nb, {[&] { basic_conv(nb, 192, 1, 1); },
+                [&] {
+                  basic_conv(nb, c7, 1, 1); basic_conv(nb, c7, 1, 7, 1, 0, 3); basic_conv(nb, 192, 7, 1, 1, 3, 0);
+                },
+                [&] {
+                  basic_conv(nb, c7, 1, 1);
+                  basic_conv(nb, c7, 7, 1, 1, 3, 0); basic_conv(nb, c7, 1, 7, 1, 0, 3);
+                  basic_conv(nb, c7, 7, 1, 1, 3, 0); basic_conv(nb, 192, 1, 7, 1, 0, 3);
+                },
+                [&] { nb.pool(false, 3, 1, 1, false); basic_conv(nb, 192, 1, 1); }});
+}
+void inception_d(CnnBuilder& nb) {
+  branches(nb, {[&] { basic_conv(nb, 192, 1, 1); basic_conv(nb, 320, 3, 3, 2); },
+                [&] {
+                  basic_conv(nb, 192, 1, 1); basic_conv(nb, 192, 1, 7, 1, 0, 3);
+                  basic_conv(nb, 192, 7, 1, 1, 3, 0); basic_conv(nb, 192, 3, 3, 2);
+                },
+                [&] { nb.pool(true, 3, 2, 0, false); }});
+}
+// The 1x3 and 3x1 convs of a split branch both read its 384-channel map and are concatenated.
+void inception_e_split(CnnBuilder& nb) {
+  branches(nb, {[&] { basic_conv(nb, 384, 1, 3, 1, 0, 1); }, [&] { basic_conv(nb, 384, 3, 1, 1, 1, 0); }});
+}
+void inception_e(CnnBuilder& nb) {
+  branches(nb, {[&] { basic_conv(nb, 320, 1, 1); },
+                [&] { basic_conv(nb, 384, 1, 1); inception_e_split(nb); },
+                [&] { basic_conv(nb, 448, 1, 1); basic_conv(nb, 384, 3, 3, 1, 1, 1); inception_e_split(nb); },
+                [&] { nb.pool(false, 3, 1, 1, false); basic_conv(nb, 192, 1, 1); }});
+}
+
+// Inception v3 auxiliary classifier (training only; torchvision InceptionAux): 5x5/3 avg-pool, 1x1 conv 128,
+// 5x5 conv 768, global pool, fc. Below a 5x5 pooled map (inputs under 299 px, e.g. 224) torchvision's conv
+// cannot run; the head's parameters still count.
+void inception_aux(CnnBuilder& nb) {
+  const auto s = nb.state();
+  if (CnnBuilder::out_size(s.h, 5, 3, 0, false) >= 5) {
+    nb.pool(false, 5, 3, 0, false);
+    basic_conv(nb, 128, 1, 1); basic_conv(nb, 768, 5, 5);
+    nb.classifier(1000);
+  } else {  // conv0 + BN, conv1 + BN, fc: 8 tensors
+    const double c = s.c;
+    nb.idle_params(128 * c + 2 * 128 + 768 * 128 * 25 + 2 * 768 + 768 * 1000 + 1000, 8);
+  }
+  nb.restore(s);
+}
+
+// Inception v3 (torchvision inception_v3, aux_logits=True as built with weights=None).
+void inception_v3(CnnBuilder& nb) {
+  basic_conv(nb, 32, 3, 3, 2); basic_conv(nb, 32, 3, 3); basic_conv(nb, 64, 3, 3, 1, 1, 1);
+  nb.pool(true, 3, 2, 0, false);
+  basic_conv(nb, 80, 1, 1); basic_conv(nb, 192, 3, 3);
+  nb.pool(true, 3, 2, 0, false);
+  inception_a(nb, 32); inception_a(nb, 64); inception_a(nb, 64);
+  inception_b(nb);
+  for (int c7 : {128, 160, 160, 192}) inception_c(nb, c7);
+  inception_aux(nb);
+  inception_d(nb);
+  inception_e(nb); inception_e(nb);
+  nb.pool_flatten(1);
+  nb.dropout();
+  nb.linear(1000);
 }
 
 // RegNetX / RegNetY (Radosavovic et al. 2020, "Designing Network Design Spaces"), as torchvision builds them
@@ -440,6 +809,13 @@ void regnet(CnnBuilder& nb, int depth, double w0, double wa, double wm, int grou
 
 using Arch = std::function<void(CnnBuilder&)>;
 
+// torchvision vgg.py cfgs "A", "B", "D", "E": conv widths, 0 = max-pool.
+const std::vector<int> kVggA = {64, 0, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0};
+const std::vector<int> kVggB = {64, 64, 0, 128, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0};
+const std::vector<int> kVggD = {64, 64, 0, 128, 128, 0, 256, 256, 256, 0, 512, 512, 512, 0, 512, 512, 512, 0};
+const std::vector<int> kVggE = {64, 64, 0, 128, 128, 0, 256, 256, 256, 256, 0, 512, 512, 512, 512, 0,
+                                512, 512, 512, 512, 0};
+
 const std::map<std::string, Arch>& architectures() {
   static const std::map<std::string, Arch> m = {
       {"resnet18", [](CnnBuilder& b) { resnet(b, {2, 2, 2, 2}, false); }},
@@ -449,28 +825,64 @@ const std::map<std::string, Arch>& architectures() {
       {"resnet152", [](CnnBuilder& b) { resnet(b, {3, 8, 36, 3}, true); }},
       {"resnext50_32x4d", [](CnnBuilder& b) { resnet(b, {3, 4, 6, 3}, true, 32, 4); }},
       {"resnext101_32x8d", [](CnnBuilder& b) { resnet(b, {3, 4, 23, 3}, true, 32, 8); }},
+      {"resnext101_64x4d", [](CnnBuilder& b) { resnet(b, {3, 4, 23, 3}, true, 64, 4); }},
       {"wide_resnet50_2", [](CnnBuilder& b) { resnet(b, {3, 4, 6, 3}, true, 1, 128); }},
       {"wide_resnet101_2", [](CnnBuilder& b) { resnet(b, {3, 4, 23, 3}, true, 1, 128); }},
-      {"vgg11", [](CnnBuilder& b) { vgg(b, {64, 0, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0}); }},
-      {"vgg13", [](CnnBuilder& b) { vgg(b, {64, 64, 0, 128, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0}); }},
-      {"vgg16", [](CnnBuilder& b) {
-         vgg(b, {64, 64, 0, 128, 128, 0, 256, 256, 256, 0, 512, 512, 512, 0, 512, 512, 512, 0});
-       }},
-      {"vgg19", [](CnnBuilder& b) {
-         vgg(b, {64, 64, 0, 128, 128, 0, 256, 256, 256, 256, 0, 512, 512, 512, 512, 0, 512, 512, 512, 512, 0});
-       }},
+      {"vgg11", [](CnnBuilder& b) { vgg(b, kVggA); }},
+      {"vgg13", [](CnnBuilder& b) { vgg(b, kVggB); }},
+      {"vgg16", [](CnnBuilder& b) { vgg(b, kVggD); }},
+      {"vgg19", [](CnnBuilder& b) { vgg(b, kVggE); }},
+      {"vgg11_bn", [](CnnBuilder& b) { vgg(b, kVggA, true); }},
+      {"vgg13_bn", [](CnnBuilder& b) { vgg(b, kVggB, true); }},
+      {"vgg16_bn", [](CnnBuilder& b) { vgg(b, kVggD, true); }},
+      {"vgg19_bn", [](CnnBuilder& b) { vgg(b, kVggE, true); }},
       {"mobilenet_v2", [](CnnBuilder& b) { mobilenet_v2(b); }},
       {"densenet121", [](CnnBuilder& b) { densenet(b, {6, 12, 24, 16}); }},
       {"densenet169", [](CnnBuilder& b) { densenet(b, {6, 12, 32, 32}); }},
       {"densenet201", [](CnnBuilder& b) { densenet(b, {6, 12, 48, 32}); }},
+      {"densenet161", [](CnnBuilder& b) { densenet(b, {6, 12, 36, 24}, 96, 48); }},
       {"convnext_tiny", [](CnnBuilder& b) { convnext(b, {3, 3, 9, 3}, {96, 192, 384, 768}); }},
       {"convnext_small", [](CnnBuilder& b) { convnext(b, {3, 3, 27, 3}, {96, 192, 384, 768}); }},
       {"convnext_base", [](CnnBuilder& b) { convnext(b, {3, 3, 27, 3}, {128, 256, 512, 1024}); }},
+      {"convnext_large", [](CnnBuilder& b) { convnext(b, {3, 3, 27, 3}, {192, 384, 768, 1536}); }},
       {"mobilenet_v3_large", [](CnnBuilder& b) { mobilenet_v3_large(b); }},
+      {"mobilenet_v3_small", [](CnnBuilder& b) { mobilenet_v3_small(b); }},
+      {"mnasnet0_5", [](CnnBuilder& b) { mnasnet(b, 0.5); }},
+      {"mnasnet0_75", [](CnnBuilder& b) { mnasnet(b, 0.75); }},
+      {"mnasnet1_0", [](CnnBuilder& b) { mnasnet(b, 1.0); }},
+      {"mnasnet1_3", [](CnnBuilder& b) { mnasnet(b, 1.3); }},
+      {"alexnet", [](CnnBuilder& b) { alexnet(b); }},
+      {"squeezenet1_0", [](CnnBuilder& b) { squeezenet(b, false); }},
+      {"squeezenet1_1", [](CnnBuilder& b) { squeezenet(b, true); }},
+      {"shufflenet_v2_x0_5", [](CnnBuilder& b) { shufflenet_v2(b, {48, 96, 192, 1024}); }},
+      {"shufflenet_v2_x1_0", [](CnnBuilder& b) { shufflenet_v2(b, {116, 232, 464, 1024}); }},
+      {"shufflenet_v2_x1_5", [](CnnBuilder& b) { shufflenet_v2(b, {176, 352, 704, 1024}); }},
+      {"shufflenet_v2_x2_0", [](CnnBuilder& b) { shufflenet_v2(b, {244, 488, 976, 2048}); }},
       {"efficientnet_b0", [](CnnBuilder& b) { efficientnet(b, 1.0, 1.0); }},
       {"efficientnet_b1", [](CnnBuilder& b) { efficientnet(b, 1.0, 1.1); }},
       {"efficientnet_b2", [](CnnBuilder& b) { efficientnet(b, 1.1, 1.2); }},
       {"efficientnet_b3", [](CnnBuilder& b) { efficientnet(b, 1.2, 1.4); }},
+      {"efficientnet_b4", [](CnnBuilder& b) { efficientnet(b, 1.4, 1.8); }},
+      {"efficientnet_b5", [](CnnBuilder& b) { efficientnet(b, 1.6, 2.2); }},
+      {"efficientnet_b6", [](CnnBuilder& b) { efficientnet(b, 1.8, 2.6); }},
+      {"efficientnet_b7", [](CnnBuilder& b) { efficientnet(b, 2.0, 3.1); }},
+      // fused, expand, kernel, stride, out, layers (torchvision _efficientnet_conf, efficientnet_v2_*)
+      {"efficientnet_v2_s", [](CnnBuilder& b) {
+         efficientnet_v2(b, 24, {{true, 1, 3, 1, 24, 2}, {true, 4, 3, 2, 48, 4}, {true, 4, 3, 2, 64, 4},
+                                 {false, 4, 3, 2, 128, 6}, {false, 6, 3, 1, 160, 9}, {false, 6, 3, 2, 256, 15}});
+       }},
+      {"efficientnet_v2_m", [](CnnBuilder& b) {
+         efficientnet_v2(b, 24, {{true, 1, 3, 1, 24, 3}, {true, 4, 3, 2, 48, 5}, {true, 4, 3, 2, 80, 5},
+                                 {false, 4, 3, 2, 160, 7}, {false, 6, 3, 1, 176, 14}, {false, 6, 3, 2, 304, 18},
+                                 {false, 6, 3, 1, 512, 5}});
+       }},
+      {"efficientnet_v2_l", [](CnnBuilder& b) {
+         efficientnet_v2(b, 32, {{true, 1, 3, 1, 32, 4}, {true, 4, 3, 2, 64, 7}, {true, 4, 3, 2, 96, 7},
+                                 {false, 4, 3, 2, 192, 10}, {false, 6, 3, 1, 224, 19}, {false, 6, 3, 2, 384, 25},
+                                 {false, 6, 3, 1, 640, 7}});
+       }},
+      {"googlenet", [](CnnBuilder& b) { googlenet(b); }},
+      {"inception_v3", [](CnnBuilder& b) { inception_v3(b); }},
       // depth, w_0, w_a, w_m, group width (torchvision.models.regnet)
       {"regnet_y_400mf", [](CnnBuilder& b) { regnet(b, 16, 48, 27.89, 2.09, 8, true); }},
       {"regnet_y_800mf", [](CnnBuilder& b) { regnet(b, 14, 56, 38.84, 2.4, 16, true); }},
@@ -479,6 +891,7 @@ const std::map<std::string, Arch>& architectures() {
       {"regnet_y_8gf", [](CnnBuilder& b) { regnet(b, 17, 192, 76.82, 2.19, 56, true); }},
       {"regnet_y_16gf", [](CnnBuilder& b) { regnet(b, 18, 200, 106.23, 2.48, 112, true); }},
       {"regnet_y_32gf", [](CnnBuilder& b) { regnet(b, 20, 232, 115.89, 2.53, 232, true); }},
+      {"regnet_y_128gf", [](CnnBuilder& b) { regnet(b, 27, 456, 160.83, 2.52, 264, true); }},
       {"regnet_x_400mf", [](CnnBuilder& b) { regnet(b, 22, 24, 24.48, 2.54, 16, false); }},
       {"regnet_x_800mf", [](CnnBuilder& b) { regnet(b, 16, 56, 35.73, 2.28, 16, false); }},
       {"regnet_x_1_6gf", [](CnnBuilder& b) { regnet(b, 18, 80, 34.01, 2.25, 24, false); }},
@@ -499,7 +912,8 @@ std::optional<TransformerDims> vit_dims(const std::string& id) {
   static const std::map<std::string, std::array<int, 5>> m = {{"vit_b_16", {12, 768, 12, 3072, 16}},
                                                                {"vit_b_32", {12, 768, 12, 3072, 32}},
                                                                {"vit_l_16", {24, 1024, 16, 4096, 16}},
-                                                               {"vit_l_32", {24, 1024, 16, 4096, 32}}};
+                                                               {"vit_l_32", {24, 1024, 16, 4096, 32}},
+                                                               {"vit_h_14", {32, 1280, 16, 5120, 14}}};
   auto it = m.find(id);
   if (it == m.end()) return std::nullopt;
   TransformerDims t;

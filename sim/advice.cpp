@@ -57,6 +57,11 @@ void loader_advice(const AdviceInputs& a, std::vector<std::string>& out) {
 void compute_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   const JobConfig& j = *a.job;
   const StepPrediction& p = *a.compute;
+  if (!j.step.channels_last && p.gpu_nchw.value() > kStepShare * p.total.value()) {
+    out.push_back(fmt("set channels_last (model and inputs .to(memory_format=torch.channels_last)): NCHW BatchNorm, "
+                      "depthwise and layout-transform kernels take %.1f of the %.1f ms step",
+                      p.gpu_nchw.ms(), p.total.ms()));
+  }
   if (p.bottleneck == Bottleneck::launch_bound) {
     if (!j.step.cuda_graphs) {
       out.push_back(fmt("enable CUDA graphs: launch-bound (CPU issues kernels for %.1f ms, GPU busy %.1f ms per step)",

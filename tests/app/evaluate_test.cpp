@@ -26,3 +26,32 @@ TEST_CASE("app::evaluate: a precision the GPU cannot compute in is not predicted
   CHECK(out[1].result.step_time.value() > 0);        // fp16 is fine
   CHECK(out[1].result.fits);
 }
+
+TEST_CASE("app::evaluate: an NCHW BatchNorm network is slower and told to use channels_last") {
+  gp::app::Diagnostics cat_diags, diags;
+  const gp::Catalog cat = gp::app::load_catalogs(std::string(GPUPLAN_SOURCE_DIR) + "/catalogs", {}, cat_diags);
+  auto scenario = [&](bool channels_last) {
+    return gp::app::load_scenario_text(
+        std::string(R"({"name": "r50", "workload": {"model": "resnet50", "micro_batch": 128, "steps": 100,
+            "precision": "bf16"}, "software": {"channels_last": )") + (channels_last ? "true" : "false") +
+            R"(}, "cluster": {"gpu": "h200-sxm", "gpus_per_node": 1, "intra_node": "nvlink4-h100"},
+            "pricing": {"price_per_gpu_hour": 3.0}})",
+        "r50.json", cat, diags);
+  };
+  auto nhwc = scenario(true), nchw = scenario(false);
+  INFO(diags.render());
+  REQUIRE(nhwc);
+  REQUIRE(nchw);
+  gp::app::EvaluateOptions o;
+  o.profiles_dir = std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles";
+  const auto a = gp::app::evaluate(*nhwc, cat, o), b = gp::app::evaluate(*nchw, cat, o);
+  REQUIRE(a.size() == 1);
+  REQUIRE(b.size() == 1);
+  // Measured on the H200 (calibrate/probes/results/h200-holdout4-2026-12-03.jsonl): 55.5 ms NCHW against
+  // 29.4-30.6 ms channels-last for this step.
+  CHECK(b[0].result.step_time.value() > 1.5 * a[0].result.step_time.value());
+  bool told = false;
+  for (const auto& s : b[0].result.advice) told = told || s.find("channels_last") != std::string::npos;
+  CHECK(told);
+  for (const auto& s : a[0].result.advice) CHECK(s.find("channels_last") == std::string::npos);
+}

@@ -67,7 +67,28 @@ TEST_CASE("models::step_ops: torchvision structures match published parameters a
                        Row{"regnet_y_32gf", 145046770, 2 * 32.28}, Row{"regnet_x_400mf", 5495976, 2 * 0.41},
                        Row{"regnet_x_800mf", 7259656, 2 * 0.80}, Row{"regnet_x_1_6gf", 9190136, 2 * 1.60},
                        Row{"regnet_x_3_2gf", 15296552, 2 * 3.18}, Row{"regnet_x_8gf", 39572648, 2 * 8.0},
-                       Row{"regnet_x_16gf", 54278536, 2 * 15.94}, Row{"regnet_x_32gf", 107811560, 2 * 31.74}}) {
+                       Row{"regnet_x_16gf", 54278536, 2 * 15.94}, Row{"regnet_x_32gf", 107811560, 2 * 31.74},
+                       // torchvision 0.26 via tools/torchvision_params_flops.py,
+                       // calibrate/probes/results/torchvision-params-flops-2026-12-03.jsonl (eval-mode FLOPs:
+                       // googlenet's training-only aux heads add 0.56% here; inception_v3's cannot run at 224).
+                       Row{"efficientnet_b4", 19341616, 3.007420864}, Row{"efficientnet_b5", 30389784, 4.712986368},
+                       Row{"efficientnet_b6", 43040704, 6.720333696}, Row{"efficientnet_b7", 66347960, 10.339730304},
+                       Row{"resnext101_64x4d", 83455272, 30.920540160}, Row{"convnext_large", 197767336, 68.722867200},
+                       Row{"densenet161", 28681000, 15.455814144}, Row{"regnet_y_128gf", 644812894, 255.035631360},
+                       Row{"vgg11_bn", 132868840, 15.218180096}, Row{"vgg13_bn", 133053736, 22.616932352},
+                       Row{"vgg16_bn", 138365992, 30.940528640}, Row{"vgg19_bn", 143678248, 39.264124928},
+                       Row{"mobilenet_v3_small", 2542856, 0.113020800}, Row{"mnasnet0_5", 2218512, 0.208911936},
+                       Row{"mnasnet0_75", 3170208, 0.430986208}, Row{"mnasnet1_0", 4383312, 0.628831744},
+                       Row{"mnasnet1_3", 6282256, 1.052724864}, Row{"alexnet", 61100840, 1.428376960},
+                       Row{"squeezenet1_0", 1248424, 1.637849152}, Row{"squeezenet1_1", 1235496, 0.698303872},
+                       Row{"shufflenet_v2_x0_5", 1366792, 0.080952896},
+                       Row{"shufflenet_v2_x1_0", 2278604, 0.289815984},
+                       Row{"shufflenet_v2_x1_5", 3503624, 0.591518784},
+                       Row{"shufflenet_v2_x2_0", 7393996, 1.166506928},
+                       Row{"efficientnet_v2_s", 21458488, 5.699791744},
+                       Row{"efficientnet_v2_m", 54139356, 10.724414400},
+                       Row{"efficientnet_v2_l", 118515272, 24.462377088}, Row{"googlenet", 13004888, 2.996752384},
+                       Row{"inception_v3", 27161264, 5.675842240}}) {
     INFO(r.id);
     const StepOps o = build_cnn_ops(cnn(r.id));
     CHECK(o.params == Approx(r.params).epsilon(0.001));

@@ -1,0 +1,133 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "calibrate/reference_runs.hpp"
+#include "models/step_ops.hpp"
+#include "models/swin_ops.hpp"
+
+using namespace gp;
+
+namespace {
+
+StepConfig swin(const std::string& id, int batch = 1) {
+  StepConfig s;
+  s.model.id = id;
+  s.model.family = ModelFamily::swin;
+  s.micro_batch = batch;
+  return s;
+}
+
+double flops_of(const StepOps& o, Phase ph, OpKind kind) {
+  double f = 0;
+  for (const auto& op : o.micro)
+    if (op.phase == ph && op.kind == kind) f += op.flops.value() * op.count;
+  return f;
+}
+
+// torchvision's own counts: calibrate/probes/results/torchvision-params-flops-2026-12-03.jsonl
+// (tools/torchvision_params_flops.py: torchvision 0.26.0, weights=None, torch.utils.flop_counter on one
+// 1x3x224x224 forward, multiply-add = 2).
+std::map<std::string, std::pair<double, double>> torchvision_counts() {
+  std::map<std::string, std::pair<double, double>> out;
+  std::ifstream f(std::string(GPUPLAN_TEST_DATA) +
+                  "/../../calibrate/probes/results/torchvision-params-flops-2026-12-03.jsonl");
+  std::string line;
+  while (std::getline(f, line)) {
+    const auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("model")) continue;
+    out[j["model"].get<std::string>()] = {j["params"].get<double>(), j["fwd_flops_per_sample"].get<double>()};
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("models::swin_ops: dimensions of the torchvision variants", "[models]") {
+  REQUIRE(swin_dims("swin_t"));
+  CHECK(swin_dims("swin_t")->depths[2] == 6);
+  CHECK(swin_dims("swin_s")->depths[2] == 18);
+  CHECK(swin_dims("swin_b")->embed == 128);
+  CHECK(swin_dims("swin_b")->heads[3] == 32);
+  CHECK(swin_dims("swin_v2_t")->window == 8);
+  CHECK(swin_dims("swin_v2_t")->v2);
+  CHECK_FALSE(swin_dims("vit_b_16"));
+  CHECK_FALSE(swin_dims("swin"));
+}
+
+TEST_CASE("models::swin_ops: params and forward FLOPs match torchvision", "[models]") {
+  const auto ref = torchvision_counts();
+  for (const char* id : {"swin_t", "swin_s", "swin_b", "swin_v2_t", "swin_v2_s", "swin_v2_b"}) {
+    INFO(id);
+    REQUIRE(ref.count(id) == 1);
+    const StepOps o = build_swin_ops(swin(id));
+    REQUIRE(o.not_expressible.empty());
+    const double fwd = flops_of(o, Phase::forward, OpKind::gemm);
+    CHECK(o.params == Approx(ref.at(id).first).epsilon(0.001));
+    CHECK(fwd == Approx(ref.at(id).second).epsilon(0.03));
+  }
+  // swin_t exactly (hand-checked: 28,288,354 parameters, 8.981 GFLOP).
+  const StepOps t = build_swin_ops(swin("swin_t"));
+  CHECK(t.params == 28288354.0);
+  CHECK(flops_of(t, Phase::forward, OpKind::gemm) == 8981133312.0);
+}
+
+TEST_CASE("models::swin_ops: step invariants", "[models]") {
+  for (const char* id : {"swin_t", "swin_v2_s"}) {
+    INFO(id);
+    const StepOps o1 = build_swin_ops(swin(id, 1));
+    const StepOps o8 = build_swin_ops(swin(id, 8));
+    // Per-sample work scales with the batch (V2's position-bias MLP runs once per micro-batch: 0.5% slack).
+    CHECK(flops_of(o8, Phase::forward, OpKind::gemm) ==
+          Approx(8 * flops_of(o1, Phase::forward, OpKind::gemm)).epsilon(0.005));
+    // Activations are per-sample plus a per-micro-batch part (V2's bias MLP): linear in the batch.
+    const StepOps o2 = build_swin_ops(swin(id, 2));
+    CHECK(o8.activations.value() - o1.activations.value() ==
+          Approx(7 * (o2.activations.value() - o1.activations.value())).epsilon(1e-9));
+    CHECK(o8.activations.value() > 7 * o1.activations.value());
+    CHECK(o8.params == o1.params);
+    // Every forward GEMM has a dgrad and a wgrad of equal FLOPs, except the patch embedding's dgrad and the
+    // CPB MLP's first layer (their inputs need no gradient).
+    double first_layers = 0;
+    for (const auto& op : o8.micro)
+      if (op.phase == Phase::forward && op.kind == OpKind::gemm &&
+          (op.name == "patch_embed.fwd" || op.name.find("cpb.fc1") != std::string::npos))
+        first_layers += op.flops.value() * op.count;
+    CHECK(flops_of(o8, Phase::backward, OpKind::gemm) ==
+          Approx(2 * flops_of(o8, Phase::forward, OpKind::gemm) - first_layers).epsilon(1e-9));
+    CHECK(o8.param_tensors > 100);
+    for (const auto& op : o8.micro) {
+      CHECK(op.count > 0);
+      CHECK(op.bytes.value() >= 0);
+    }
+  }
+}
+
+TEST_CASE("models::swin_ops: dispatch and fallbacks", "[models]") {
+  const StepOps via_dispatch = build_step_ops(swin("swin_t", 4));
+  CHECK(via_dispatch.params == 28288354.0);
+  CHECK_FALSE(via_dispatch.optimizer.empty());
+  StepConfig ck = swin("swin_t", 4);
+  ck.activation_checkpointing = true;
+  CHECK_FALSE(build_swin_ops(ck).not_expressible.empty());
+  // fp32: no autocast casts; 16-bit saves less.
+  StepConfig f32 = swin("swin_t", 4);
+  f32.precision = Precision::fp32;
+  const StepOps o32 = build_swin_ops(f32);
+  for (const auto& op : o32.micro) CHECK(op.name.find("cast") == std::string::npos);
+  CHECK(o32.activations.value() > via_dispatch.activations.value());
+}
+
+TEST_CASE("models::swin_ops: a measured-run record naming a Swin variant gets the swin family", "[models]") {
+  StepConfig s;
+  const auto in = nlohmann::json::parse(R"({"model":"swin_t","batch":64,"precision":"bf16","image_hw":[224,224]})");
+  CHECK_FALSE(gp::calibrate::step_from_input(in, s));
+  CHECK(s.model.family == ModelFamily::swin);
+  CHECK(build_step_ops(s).params == 28288354.0);
+  StepConfig v2;
+  CHECK_FALSE(gp::calibrate::step_from_input(nlohmann::json::parse(R"({"model":"swin_v2_b","batch":2})"), v2));
+  CHECK(v2.model.family == ModelFamily::swin);
+}
