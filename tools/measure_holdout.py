@@ -15,7 +15,7 @@ step_ms = wall time of `iters` optimizer steps after warm-up, between two torch.
 iters; p10/p50/p90 from CUDA events around each step; peak_mem_gib = torch.cuda.max_memory_allocated() over the
 timed steps; OutOfMemoryError anywhere gives `oom: true`.
 
-usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1|2|3|4] [--only SUBSTRING] [--list]
+usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..5] [--micro-launch] [--only SUBSTRING] [--list]
 """
 import argparse
 import datetime
@@ -161,6 +161,24 @@ CONFIGS4 = [dict(c, id=c["id"].replace("holdout/", "holdout4/")) for c in [
     vision("mobilenet_v3_large", 128, precision="fp32"),
 ]]
 
+# A fifth set (2026-12-03): launch-bound steps with the host's eager launch cost (`micro/launch`, as the reference
+# runs record it) measured before and after them on the same host, to test whether that one figure tells how
+# fast this host's CPU issues a training step relative to the reference host.
+CONFIGS5 = [dict(c, id=c["id"].replace("holdout/", "holdout5/")) for c in [
+    vision("resnet50", 32),
+    vision("resnet18", 64),
+    vision("vit_b_16", 32),
+    vision("efficientnet_b0", 128),
+    vision("mobilenet_v3_large", 128),
+    vision("mobilenet_v3_small", 256),
+    vision("densenet121", 64),
+    vision("regnet_y_400mf", 128),
+    vision("resnet101", 64),
+    gpt("gpt-124m", 12, 768, 12, 256, 4, optimizer="sgd-momentum", graphs=False, iters=30),
+    gpt("d384-l6", 6, 384, 6, 256, 8, optimizer="sgd-momentum", graphs=False, iters=30),
+    gpt("gpt-350m", 24, 1024, 16, 128, 2, optimizer="sgd-momentum", graphs=False, iters=20),
+]]
+
 # ------------------------------------------------------------------------------------------------------ model
 
 class Block(nn.Module):
@@ -296,6 +314,44 @@ def time_steps(step, warmup, iters):
         t1 = time.perf_counter()
     per = sorted(a.elapsed_time(b) for a, b in ev)
     return (t1 - t0) * 1000.0 / iters, per, ps.fields()
+
+
+def micro_launch(common, n=20000, reps=5):
+    """The reference runs' `launch` probe: tiny kernels (in-place add on one element) launched one by one from
+    Python, and the same kernels replayed from a CUDA graph; microseconds per kernel, median of `reps`."""
+    x = torch.zeros(1, device="cuda")
+    eager, graph = [], []
+    for _ in range(reps):
+        for _ in range(1000):
+            x.add_(1)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            x.add_(1)
+        torch.cuda.synchronize()
+        eager.append((time.perf_counter() - t0) * 1e6 / n)
+    g = torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            x.add_(1)
+    torch.cuda.current_stream().wait_stream(s)
+    with torch.cuda.graph(g):
+        for _ in range(1000):
+            x.add_(1)
+    for _ in range(reps):
+        g.replay()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(n // 1000):
+            g.replay()
+        torch.cuda.synchronize()
+        graph.append((time.perf_counter() - t0) * 1e6 / n)
+    rec = {"kind": "micro", "probe": "launch", "eager_us_per_kernel": round(sorted(eager)[reps // 2], 3),
+           "graph_us_per_kernel": round(sorted(graph)[reps // 2], 3), "eager_us_all": [round(v, 3) for v in eager]}
+    rec.update(common)
+    return rec
 
 
 def gpt_step_fn(c, model, opt):
@@ -454,10 +510,12 @@ def main():
     ap.add_argument("--out", help="JSONL file to write")
     ap.add_argument("--only", default="", help="run only configurations whose id contains this")
     ap.add_argument("--list", action="store_true", help="print the configurations and exit")
-    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4),
-                    help="which held-out set (CONFIGS, CONFIGS2, CONFIGS3 or CONFIGS4)")
+    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5),
+                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS5)")
+    ap.add_argument("--micro-launch", action="store_true",
+                    help="also record the host's eager launch cost (micro/launch) before and after the runs")
     a = ap.parse_args()
-    todo = [c for c in {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4}[a.set] if a.only in c["id"]]
+    todo = [c for c in {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5}[a.set] if a.only in c["id"]]
     if a.list:
         for c in todo:
             print(json.dumps(describe(c)))
@@ -467,7 +525,17 @@ def main():
     if not torch.cuda.is_available():
         print("measure_holdout: no CUDA device", file=sys.stderr)
         return 1
-    return write_records(todo, measure, a.out)
+    if not a.micro_launch:
+        return write_records(todo, measure, a.out)
+    common = common_fields()
+    before = dict(micro_launch(common), id=f"micro/launch-before-set{a.set}")
+    rc = write_records(todo, measure, a.out)
+    after = dict(micro_launch(common), id=f"micro/launch-after-set{a.set}")
+    with open(a.out, "a") as f:
+        for r in (before, after):
+            print(f"{r['id']}: eager {r['eager_us_per_kernel']} us, graph {r['graph_us_per_kernel']} us", flush=True)
+            f.write(json.dumps(r) + "\n")
+    return rc
 
 
 def write_records(todo, measure_fn, out):
