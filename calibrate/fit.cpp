@@ -247,36 +247,42 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
   return fc;
 }
 
-std::optional<ComputeConstants> load_kernel_classes(const std::string& path, std::vector<std::string>& errors) {
-  auto doc = read_json_file(path, "kernel-class constants", errors);
+namespace {
+
+// A constants file written by one of the tools (a flat JSON object): `read` fills the constants from it and the
+// `source` field (or the path) lands in `source_of(c)`.
+template <class Read, class Source>
+std::optional<ComputeConstants> load_class_file(const std::string& path, const char* what, const char* tool,
+                                                std::vector<std::string>& errors, Read read, Source source_of) {
+  auto doc = read_json_file(path, what, errors);
   if (!doc) return std::nullopt;
   if (!doc->is_object()) {
-    errors.push_back(path + ":: expected a JSON object (tools/fit_kernel_classes.py output)");
+    errors.push_back(path + ":: expected a JSON object (" + tool + " output)");
     return std::nullopt;
   }
   const std::size_t before = errors.size();
   FieldReader top(*doc, path, "", errors);
   ComputeConstants c;
-  read_kernel_classes(top, c, true);
-  c.kernel_classes_source = top.string("source", false).value_or(path);
+  read(top, c);
+  source_of(c) = top.string("source", false).value_or(path);
   if (errors.size() != before) return std::nullopt;
   return c;
 }
 
+}  // namespace
+
+std::optional<ComputeConstants> load_kernel_classes(const std::string& path, std::vector<std::string>& errors) {
+  return load_class_file(
+      path, "kernel-class constants", "tools/fit_kernel_classes.py", errors,
+      [](FieldReader& r, ComputeConstants& c) { read_kernel_classes(r, c, true); },
+      [](ComputeConstants& c) -> std::string& { return c.kernel_classes_source; });
+}
+
 std::optional<ComputeConstants> load_nchw_classes(const std::string& path, std::vector<std::string>& errors) {
-  auto doc = read_json_file(path, "NCHW kernel-class constants", errors);
-  if (!doc) return std::nullopt;
-  if (!doc->is_object()) {
-    errors.push_back(path + ":: expected a JSON object (tools/fit_nchw_classes.py output)");
-    return std::nullopt;
-  }
-  const std::size_t before = errors.size();
-  FieldReader top(*doc, path, "", errors);
-  ComputeConstants c;
-  read_nchw_classes(top, c, true);
-  c.nchw_classes_source = top.string("source", false).value_or(path);
-  if (errors.size() != before) return std::nullopt;
-  return c;
+  return load_class_file(
+      path, "NCHW kernel-class constants", "tools/fit_nchw_classes.py", errors,
+      [](FieldReader& r, ComputeConstants& c) { read_nchw_classes(r, c, true); },
+      [](ComputeConstants& c) -> std::string& { return c.nchw_classes_source; });
 }
 
 void copy_nchw_classes(const ComputeConstants& from, ComputeConstants& to) {

@@ -467,23 +467,6 @@ void mobilenet_v2(CnnBuilder& nb) {
   nb.classifier(1000);
 }
 
-void mobilenet_v3_large(CnnBuilder& nb) {
-  nb.conv(16, 3, 2); nb.bn(); nb.act(Act::hardswish);
-  // in, kernel, expanded, out, se, hardswish, stride (torchvision _mobilenet_v3_conf)
-  const int cfg[15][7] = {{16, 3, 16, 16, 0, 0, 1},     {16, 3, 64, 24, 0, 0, 2},    {24, 3, 72, 24, 0, 0, 1},
-                          {24, 5, 72, 40, 1, 0, 2},     {40, 5, 120, 40, 1, 0, 1},   {40, 5, 120, 40, 1, 0, 1},
-                          {40, 3, 240, 80, 0, 1, 2},    {80, 3, 200, 80, 0, 1, 1},   {80, 3, 184, 80, 0, 1, 1},
-                          {80, 3, 184, 80, 0, 1, 1},    {80, 3, 480, 112, 1, 1, 1},  {112, 3, 672, 112, 1, 1, 1},
-                          {112, 5, 672, 160, 1, 1, 2},  {160, 5, 960, 160, 1, 1, 1}, {160, 5, 960, 160, 1, 1, 1}};
-  for (const auto& r : cfg)
-    inverted_residual(nb, r[2], r[3], r[1], r[6], r[4] ? make_divisible(r[2] / 4.0) : 0,
-                      r[5] ? Act::hardswish : Act::relu, false);
-  nb.conv(960, 1, 1); nb.bn(); nb.act(Act::hardswish);
-  nb.classifier(1280);
-  nb.act(Act::hardswish);
-  nb.linear(1000);
-}
-
 void efficientnet(CnnBuilder& nb, double width, double depth) {
   auto ch = [&](int c) { return make_divisible(c * width); };
   nb.conv(ch(32), 3, 2); nb.bn(); nb.act(Act::silu);
@@ -501,20 +484,36 @@ void efficientnet(CnnBuilder& nb, double width, double depth) {
   nb.classifier(1000);
 }
 
-void mobilenet_v3_small(CnnBuilder& nb) {
+// MobileNetV3 (Howard et al. 2019; torchvision _mobilenet_v3_conf): each row is in, kernel, expanded, out,
+// squeeze-excite, hardswish, stride; the last conv widens to `last` channels, the classifier's hidden layer is
+// `hidden` wide.
+using MobileNetV3Row = std::array<int, 7>;
+void mobilenet_v3(CnnBuilder& nb, const std::vector<MobileNetV3Row>& cfg, int last, int hidden) {
   nb.conv(16, 3, 2); nb.bn(); nb.act(Act::hardswish);
-  // in, kernel, expanded, out, se, hardswish, stride (torchvision _mobilenet_v3_conf, mobilenet_v3_small)
-  const int cfg[11][7] = {{16, 3, 16, 16, 1, 0, 2},   {16, 3, 72, 24, 0, 0, 2},   {24, 3, 88, 24, 0, 0, 1},
-                          {24, 5, 96, 40, 1, 1, 2},   {40, 5, 240, 40, 1, 1, 1},  {40, 5, 240, 40, 1, 1, 1},
-                          {40, 5, 120, 48, 1, 1, 1},  {48, 5, 144, 48, 1, 1, 1},  {48, 5, 288, 96, 1, 1, 2},
-                          {96, 5, 576, 96, 1, 1, 1},  {96, 5, 576, 96, 1, 1, 1}};
   for (const auto& r : cfg)
     inverted_residual(nb, r[2], r[3], r[1], r[6], r[4] ? make_divisible(r[2] / 4.0) : 0,
                       r[5] ? Act::hardswish : Act::relu, false);
-  nb.conv(576, 1, 1); nb.bn(); nb.act(Act::hardswish);  // 6x the last block's width
-  nb.classifier(1024);
+  nb.conv(last, 1, 1); nb.bn(); nb.act(Act::hardswish);  // 6x the last block's width
+  nb.classifier(hidden);
   nb.act(Act::hardswish);
   nb.linear(1000);
+}
+
+void mobilenet_v3_large(CnnBuilder& nb) {
+  mobilenet_v3(nb, {{16, 3, 16, 16, 0, 0, 1},    {16, 3, 64, 24, 0, 0, 2},    {24, 3, 72, 24, 0, 0, 1},
+                    {24, 5, 72, 40, 1, 0, 2},    {40, 5, 120, 40, 1, 0, 1},   {40, 5, 120, 40, 1, 0, 1},
+                    {40, 3, 240, 80, 0, 1, 2},   {80, 3, 200, 80, 0, 1, 1},   {80, 3, 184, 80, 0, 1, 1},
+                    {80, 3, 184, 80, 0, 1, 1},   {80, 3, 480, 112, 1, 1, 1},  {112, 3, 672, 112, 1, 1, 1},
+                    {112, 5, 672, 160, 1, 1, 2}, {160, 5, 960, 160, 1, 1, 1}, {160, 5, 960, 160, 1, 1, 1}},
+               960, 1280);
+}
+
+void mobilenet_v3_small(CnnBuilder& nb) {
+  mobilenet_v3(nb, {{16, 3, 16, 16, 1, 0, 2},  {16, 3, 72, 24, 0, 0, 2},  {24, 3, 88, 24, 0, 0, 1},
+                    {24, 5, 96, 40, 1, 1, 2},  {40, 5, 240, 40, 1, 1, 1}, {40, 5, 240, 40, 1, 1, 1},
+                    {40, 5, 120, 48, 1, 1, 1}, {48, 5, 144, 48, 1, 1, 1}, {48, 5, 288, 96, 1, 1, 2},
+                    {96, 5, 576, 96, 1, 1, 1}, {96, 5, 576, 96, 1, 1, 1}},
+               576, 1024);
 }
 
 // MNASNet (Tan et al. 2019; torchvision mnasnet0_5/0_75/1_0/1_3): widths scaled by alpha and rounded to a
