@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 
 namespace gp {
 namespace {
@@ -44,18 +45,19 @@ class CnnBuilder {
     h_ = out_size(h_, k, stride, pad, ceil_mode);
     w_ = out_size(w_, k, stride, pad, ceil_mode);
     const double out = size();
+    take(a_ * in);  // both pools keep their input (avg_pool2d_backward takes it too)
     if (max) {
       add_memory(out_.micro, "maxpool.fwd", Phase::forward, Bytes(a_ * in + (a_ + 8) * out), 1);
       add_memory(out_.micro, "maxpool.bwd", Phase::backward, Bytes(a_ * in * 2 + (a_ + 8) * out), 2);
-      saved_ += a_ * in + 8 * out;
+      saved_ += 8 * out;  // indices
     } else {
       add_memory(out_.micro, "avgpool.fwd", Phase::forward, Bytes(a_ * in + a_ * out), 1);
       add_memory(out_.micro, "avgpool.bwd", Phase::backward, Bytes(a_ * in + a_ * out), 1);
-      saved_ += a_ * in;  // avg_pool2d_backward takes the input
     }
   }
   // Adaptive average pool to hw x hw, without flattening (GoogLeNet's auxiliary heads).
   void adaptive_pool(int hw) {
+    take_unsaved();
     const double in = size();
     h_ = w_ = hw;
     add_memory(out_.micro, "adaptive_pool.fwd", Phase::forward, Bytes(a_ * (in + size())), 1);
@@ -69,6 +71,7 @@ class CnnBuilder {
   // x.chunk(2, dim=1), keeping the second half (ShuffleNetV2): a view, but cuDNN makes the channel slice
   // contiguous before its conv (a copy of the half); backward assembles both halves' gradients (a full copy).
   void channel_split() {
+    take_unsaved();
     const double n = size();
     c_ /= 2;
     add_memory(out_.micro, "split.copy", Phase::forward, Bytes(a_ * n), 1);
@@ -76,6 +79,7 @@ class CnnBuilder {
   }
   // channel_shuffle: view, transpose(1, 2).contiguous(), view: a strided copy, and the same in backward.
   void channel_shuffle() {
+    take_unsaved();
     const double n = size();
     add_memory(out_.micro, "shuffle.fwd", Phase::forward, Bytes(2 * a_ * n), 1);
     out_.micro.back().transpose = true;
@@ -120,7 +124,7 @@ class CnnBuilder {
     add_memory(out_.micro, "bn.bwd", Phase::backward, Bytes(5 * a_ * n), 1, nchw_ ? 1 : 2);
     out_.micro.back().bn_elements = 5 * n;
     mark_nchw_bn(out_.micro.back(), n);
-    saved_ += a_ * n;
+    take(a_ * n);
     params_ += 2.0 * c_;
     tensors_ += 2;
   }
@@ -128,16 +132,27 @@ class CnnBuilder {
     const double n = size();
     add_memory(out_.micro, "act.fwd", Phase::forward, Bytes(2 * a_ * n), 1);
     add_memory(out_.micro, "act.bwd", Phase::backward, Bytes(3 * a_ * n), 1);
-    // In-place ReLU saves its output (it overwrites the BN output, which BN does not keep); the others
-    // keep their input alongside the BN output.
-    saved_ += (k == Act::relu || k == Act::relu6) ? 0.0 : a_ * n;
+    take_unsaved();
+    if (k == Act::relu) {
+      // In-place ReLU keeps its output (which overwrote the BN output, which BN does not keep): free when the
+      // next op saves that same tensor (a conv, a pool, a BatchNorm), kept when it goes to a concat, an add or a
+      // dropout instead (SqueezeNet's expand branches, AlexNet's classifier).
+      pending_relu_ = a_ * n;
+    } else {
+      // SiLU and Hardswish keep their input. So does in-place ReLU6 in effect: MobileNetV2 b256 keeps 9.36 GiB
+      // after its forward against 6.2 GiB without a copy per ReLU6 (calibrate/probes/results/memory-h200-2026-12-03.jsonl,
+      // tools/profile_memory.py); its ReLU-only twin MNASNet 1.0 keeps what the model says (5.31 GiB).
+      saved_ += a_ * n;
+    }
   }
   void residual_add() {
+    take_unsaved();
     const double n = size();
     add_memory(out_.micro, "add.fwd", Phase::forward, Bytes(3 * a_ * n), 1);
     add_memory(out_.micro, "add.grad_sum", Phase::backward, Bytes(3 * a_ * n), 1);
   }
   void stochastic_depth() {
+    take_unsaved();
     const double n = size();
     add_memory(out_.micro, "stochastic_depth.fwd", Phase::forward, Bytes(2 * a_ * n), 1, 3);
     add_memory(out_.micro, "stochastic_depth.bwd", Phase::backward, Bytes(3 * a_ * n), 1);
@@ -149,7 +164,8 @@ class CnnBuilder {
     const double out = size();
     add_memory(out_.micro, "maxpool.fwd", Phase::forward, Bytes(a_ * in + (a_ + 8) * out), 1);
     add_memory(out_.micro, "maxpool.bwd", Phase::backward, Bytes(a_ * in * 2 + (a_ + 8) * out), 2);
-    saved_ += a_ * in + 8 * out;
+    take(a_ * in);
+    saved_ += 8 * out;
   }
   // Squeeze-and-excitation: global pool, two 1x1 convs with activation, gate, channel-wise scale.
   void squeeze_excite(int squeeze) {
@@ -160,19 +176,21 @@ class CnnBuilder {
     add_memory(out_.micro, "se.scale", Phase::forward, Bytes(2 * a_ * n), 1);
     add_memory(out_.micro, "se.scale.bwd", Phase::backward, Bytes(5 * a_ * n), 2);
     add_memory(out_.micro, "se.fc.bwd", Phase::backward, Bytes(a_ * b_ * (ch + squeeze) * 8 + a_ * n), 12);
-    saved_ += a_ * n;
+    take(a_ * n);  // the scale's multiply keeps its input
     params_ += 2.0 * ch * squeeze + ch + squeeze;
     tensors_ += 4;
   }
   // torch.cat of the dense block's feature maps into `total` channels (a full copy each layer); its
   // backward slices the gradient and accumulates it into each of the `inputs` earlier feature maps.
   void concat(int total, int inputs) {
+    take_unsaved();
     c_ = total;
     const double n = size();
     add_memory(out_.micro, "cat.fwd", Phase::forward, Bytes(2 * a_ * n), 1);
     add_memory(out_.micro, "cat.grad_sum", Phase::backward, Bytes(3 * a_ * n), 1, inputs);
   }
   void avgpool2() {
+    take_unsaved();
     const double in = size();
     h_ = std::ceil(h_ / 2);
     w_ = std::ceil(w_ / 2);
@@ -187,7 +205,7 @@ class CnnBuilder {
     out_.micro.back().rows = n / c_;
     add_memory(out_.micro, "ln.bwd", Phase::backward, Bytes(4 * 4 * n), 1, 2);
     out_.micro.back().rows = n / c_;
-    saved_ += a_ * n;
+    take(a_ * n);
     params_ += 2.0 * c_;
     tensors_ += 2;
   }
@@ -196,13 +214,14 @@ class CnnBuilder {
     LinearSpec l{"pw_linear", b_ * h_ * w_, static_cast<double>(c_), static_cast<double>(cout), 1, true,
                  input_fp32 && is_autocast(step_.precision), true, false};
     add_linear(out_.micro, l, step_.precision);
-    saved_ += a_ * b_ * h_ * w_ * c_;
+    take(a_ * b_ * h_ * w_ * c_);
     params_ += static_cast<double>(c_) * cout + cout;
     tensors_ += 2;
     c_ = cout;
   }
   // Elementwise op on an fp32 residual stream (layer scale, residual add), `reads` inputs of it.
   void fp32_elementwise(const char* name, double reads) {
+    take_unsaved();
     const double n = size();
     add_memory(out_.micro, std::string(name) + ".fwd", Phase::forward, Bytes(4 * (reads + 1) * n), 1);
     add_memory(out_.micro, std::string(name) + ".bwd", Phase::backward, Bytes(4 * (reads + 1) * n), 1);
@@ -214,12 +233,13 @@ class CnnBuilder {
     const double n = size();
     add_memory(out_.micro, "layer_scale.fwd", Phase::forward, Bytes((a_ + 4) * n), 1);
     add_memory(out_.micro, "layer_scale.bwd", Phase::backward, Bytes((8 + (4 + a_) + (8 + a_) + 4) * n), 1, 4);
-    saved_ += a_ * n;
+    take(a_ * n);
     params_ += c_;
     tensors_ += 1;
   }
   // Adaptive average pool to `hw` x `hw` and flatten (VGG's 7x7 before its classifier).
   void pool_flatten(int hw) {
+    take_unsaved();
     const double n = size();
     add_memory(out_.micro, "adaptive_pool.fwd", Phase::forward, Bytes(a_ * n), 1);
     add_memory(out_.micro, "adaptive_pool.bwd", Phase::backward, Bytes(a_ * n), 1);
@@ -227,18 +247,21 @@ class CnnBuilder {
     h_ = w_ = 1;
   }
   void dropout() {
+    take_unsaved();
     const double n = size();
     add_memory(out_.micro, "dropout.fwd", Phase::forward, Bytes(3 * a_ * n), 1, 2);
     add_memory(out_.micro, "dropout.bwd", Phase::backward, Bytes(3 * a_ * n), 1);
     saved_ += n;  // the mask
   }
   void classifier(int classes) {
+    take_unsaved();
     const double n = size();
     add_memory(out_.micro, "avgpool.fwd", Phase::forward, Bytes(a_ * n), 1);
     add_memory(out_.micro, "avgpool.bwd", Phase::backward, Bytes(a_ * n), 1);
     linear(classes);
   }
   void linear(int out) {
+    take(a_ * b_ * c_);
     add_linear(out_.micro, {"fc", static_cast<double>(b_), static_cast<double>(c_), static_cast<double>(out), 1,
                             true, false, true, false}, step_.precision);
     params_ += static_cast<double>(c_) * out + out;
@@ -247,15 +270,21 @@ class CnnBuilder {
     h_ = w_ = 1;
   }
   void finish(int classes) {
+    take_unsaved();
     add_memory(out_.micro, "ce", Phase::forward, Bytes(8.0 * b_ * classes), 3);
     add_memory(out_.micro, "ce.bwd", Phase::backward, Bytes(8.0 * b_ * classes), 3);
     out_.params = params_;
     out_.param_tensors = tensors_;
     out_.activations = Bytes(saved_);
   }
-  struct State { int c; double h, w; };
-  State state() const { return {c_, h_, w_}; }
-  void restore(State s) { c_ = s.c; h_ = s.h; w_ = s.w; }
+  // A branch point: restore() goes back to the tensor state() saw (Inception branches, shortcuts); whoever
+  // consumes it again does not save it twice.
+  struct State { int c; double h, w; int tensor; };
+  State state() const { return {c_, h_, w_, tensor_}; }
+  void restore(State s) {
+    take_unsaved();
+    c_ = s.c; h_ = s.h; w_ = s.w; tensor_ = s.tensor;
+  }
 
  private:
   // cuDNN runs its NHWC kernels on NCHW tensors between layout transforms (nchwToNhwc / nhwcToNchw in the
@@ -270,6 +299,19 @@ class CnnBuilder {
     add_memory(out_.micro, "conv.nchw_transform.bwd", Phase::backward, Bytes(passes * pass), 1,
                static_cast<int>(2 * passes));
     out_.micro.back().transpose = out_.micro.back().nchw = out_.micro.back().nested = true;
+  }
+  // Every op consumes the current tensor and makes a new one. take(bytes): the op keeps its input for backward
+  // (counted once per tensor, however many branches consume it); take_unsaved(): it does not, so an in-place
+  // ReLU's output that reached it is kept by the ReLU itself.
+  void take(double input_bytes) {
+    if (saved_tensors_.insert(tensor_).second) saved_ += input_bytes;
+    pending_relu_ = 0;
+    tensor_ = next_tensor_++;
+  }
+  void take_unsaved() {
+    saved_ += pending_relu_;
+    pending_relu_ = 0;
+    tensor_ = next_tensor_++;
   }
   void mark_nchw_bn(Op& op, double n) const {
     if (!nchw_) return;
@@ -286,7 +328,7 @@ class CnnBuilder {
     const double k2 = static_cast<double>(kh) * kw;
     const double pixels = b_ * h_ * w_;
     const bool depthwise = groups > 1 && groups == c_;
-    saved_ += a_ * in_elems;
+    take(a_ * in_elems);
     params_ += static_cast<double>(cout) * (c_ / groups) * k2;
     tensors_ += 1;
     if (depthwise) {
@@ -333,6 +375,9 @@ class CnnBuilder {
   double h_ = 224, w_ = 224;
   bool first_ = true;
   bool nchw_ = false;  // PyTorch's default layout (channels_last off)
+  int tensor_ = 0, next_tensor_ = 1;  // the current activation, by id
+  std::set<int> saved_tensors_;       // activations some op keeps for backward
+  double pending_relu_ = 0;           // bytes of an in-place ReLU output not yet known to be kept by its consumer
   double saved_ = 0, params_ = 0, tensors_ = 0;
 };
 
