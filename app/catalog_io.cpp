@@ -182,7 +182,7 @@ std::optional<ModelSpec> read_model(ObjectReader& r) {
   }
   m.sample_bytes = Bytes(r.positive("sample_bytes", false).value_or(0));
   r.accept("name");
-  r.accept("patch");
+  m.dims.patch = static_cast<int>(r.integer("patch", false, 1, 4096).value_or(0));  // ViT patch size (0: 16)
   r.accept("image_hw");
   m.prov = read_prov(r);
   return m;

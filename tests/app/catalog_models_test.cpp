@@ -1,0 +1,36 @@
+// The vision models of catalogs/models.json against the layer structures gpuplan builds for the same ids: the
+// catalog's figures come from torchvision itself (tools/torchvision_params_flops.py), the structures from the
+// architecture definitions, so agreeing parameter counts check both.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "app/catalog_io.hpp"
+#include "app/diagnostics.hpp"
+#include "models/step_ops.hpp"
+
+TEST_CASE("app::catalogs: every vision model's parameters match the structure built for it", "[app][catalogs]") {
+  gp::app::Diagnostics diags;
+  const gp::Catalog cat = gp::app::load_catalogs(std::string(GPUPLAN_SOURCE_DIR) + "/catalogs", {}, diags);
+  INFO(diags.render());
+  REQUIRE(diags.empty());
+  int vision = 0;
+  for (const auto& [id, m] : cat.models) {
+    if (m.family != gp::ModelFamily::cnn && m.family != gp::ModelFamily::vit && m.family != gp::ModelFamily::swin)
+      continue;
+    ++vision;
+    INFO(id);
+    gp::StepConfig s;
+    s.model = m;
+    s.micro_batch = 1;
+    const gp::StepOps ops = gp::build_step_ops(s);
+    REQUIRE(ops.not_expressible.empty());
+    CHECK(ops.params == Approx(m.params).epsilon(0.001));
+    if (m.family == gp::ModelFamily::vit) {
+      // (224 / patch)^2 patches + the class token.
+      REQUIRE(m.dims.patch > 0);
+      CHECK(m.dims.seq == (224 / m.dims.patch) * (224 / m.dims.patch) + 1);
+    }
+  }
+  CHECK(vision >= 79);  // every torchvision classification model but MaxViT (generic)
+}
