@@ -35,8 +35,12 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   m.backward_tail = ops.backward_tail;
   m.workspace = mc.workspace;
   const Bytes resident = m.weights + m.optimizer_states + m.workspace;
-  const Bytes start_bwd = resident + (step.grad_accum > 1 ? m.grads : Bytes(0)) + m.autocast_copies +
-                          m.activations + m.loss_transient;
+  // Within backward, a single micro-batch's unsharded gradients grow as its activations are freed
+  // (StepOps::backward_walk_peak); with accumulation the gradients are all there from the start.
+  const bool walk = step.grad_accum == 1 && !shards_grads(par.strategy) && ops.backward_walk_peak > ops.activations;
+  const Bytes saved = walk ? ops.backward_walk_peak / static_cast<double>(std::max(1, par.tp)) : m.activations;
+  const Bytes start_bwd = resident + (step.grad_accum > 1 ? m.grads : Bytes(0)) + m.autocast_copies + saved +
+                          m.loss_transient;
   const Bytes end_bwd = resident + m.grads + m.outputs_alive + m.backward_tail;
   m.peak_device = std::max(start_bwd, end_bwd);
   m.peak_at = start_bwd >= end_bwd ? "start of backward" : "end of backward";

@@ -57,6 +57,10 @@ struct StepOps {
   Bytes loss_transient;            // extra live at the loss / start of backward (logits, their grads)
   Bytes outputs_alive;             // model outputs the loop keeps alive through backward and the step
   Bytes backward_tail;             // transient at the end of backward (e.g. dense embedding gradient)
+  // Largest (activations still saved + parameter gradients already made) as backward walks the layers from the
+  // last to the first (CNNs; 0 = not traced): a network whose parameters sit at its end (VGG's and AlexNet's
+  // classifiers) holds nearly all its gradients while nearly all its activations are still alive.
+  Bytes backward_walk_peak;
   std::string not_expressible;     // non-empty: the model cannot build this step, and why
 };
 

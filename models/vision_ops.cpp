@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 namespace gp {
 namespace {
@@ -276,6 +278,11 @@ class CnnBuilder {
     out_.params = params_;
     out_.param_tensors = tensors_;
     out_.activations = Bytes(saved_);
+    // Backward frees each op's saved inputs and makes its fp32 weight gradients as it passes it: at the point
+    // between forward op k and k+1, what forward saved up to k is alive and the gradients of everything after.
+    double walk = saved_;
+    for (const auto& [saved, params] : trace_) walk = std::max(walk, saved + 4.0 * (params_ - params));
+    out_.backward_walk_peak = Bytes(walk);
   }
   // A branch point: restore() goes back to the tensor state() saw (Inception branches, shortcuts); whoever
   // consumes it again does not save it twice.
@@ -304,11 +311,13 @@ class CnnBuilder {
   // (counted once per tensor, however many branches consume it); take_unsaved(): it does not, so an in-place
   // ReLU's output that reached it is kept by the ReLU itself.
   void take(double input_bytes) {
+    trace_.push_back({saved_, params_});
     if (saved_tensors_.insert(tensor_).second) saved_ += input_bytes;
     pending_relu_ = 0;
     tensor_ = next_tensor_++;
   }
   void take_unsaved() {
+    trace_.push_back({saved_, params_});
     saved_ += pending_relu_;
     pending_relu_ = 0;
     tensor_ = next_tensor_++;
@@ -377,6 +386,7 @@ class CnnBuilder {
   bool nchw_ = false;  // PyTorch's default layout (channels_last off)
   int tensor_ = 0, next_tensor_ = 1;  // the current activation, by id
   std::set<int> saved_tensors_;       // activations some op keeps for backward
+  std::vector<std::pair<double, double>> trace_;  // (saved bytes, parameters) before each op, in forward order
   double pending_relu_ = 0;           // bytes of an in-place ReLU output not yet known to be kept by its consumer
   double saved_ = 0, params_ = 0, tensors_ = 0;
 };

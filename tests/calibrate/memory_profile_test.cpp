@@ -11,6 +11,7 @@
 #include "calibrate/fit.hpp"
 #include "calibrate/profile_io.hpp"
 #include "calibrate/reference_runs.hpp"
+#include "models/step_ops.hpp"
 
 using namespace gp;
 using namespace gp::calibrate;
@@ -42,9 +43,32 @@ TEST_CASE("calibrate::memory: peak memory of ten torchvision steps as torch.cuda
     INFO(r.record->id);
     REQUIRE(r.mem_err_pct);
     sum += std::abs(*r.mem_err_pct);
-    // AlexNet peaks in backward when its 0.24 GB of fc gradients appear (-24%); every other within 15%.
-    CHECK(std::abs(*r.mem_err_pct) <= (r.record->id == "alexnet" ? 25.0 : 15.0));
+    CHECK(std::abs(*r.mem_err_pct) <= 15.0);
     if (r.record->id == "mobilenet_v2") CHECK(std::abs(*r.mem_err_pct) <= 5.0);  // ReLU6's copy (was -33%)
+    // The classifier's gradients appear while nearly all activations are alive (the backward walk):
+    // VGG-16-BN was -8.4% and AlexNet -24.3% at the start of backward.
+    if (r.record->id == "vgg16_bn") CHECK(std::abs(*r.mem_err_pct) <= 3.0);
   }
-  CHECK(sum / static_cast<double>(rep.records.size()) <= 10.0);
+  CHECK(sum / static_cast<double>(rep.records.size()) <= 8.0);
+}
+
+TEST_CASE("calibrate::memory: the backward walk lies between the activations and activations plus gradients",
+          "[calibrate]") {
+  for (const char* id : {"resnet50", "vgg16", "alexnet", "densenet121", "mobilenet_v2"}) {
+    INFO(id);
+    StepConfig s;
+    s.model.id = id;
+    s.model.family = ModelFamily::cnn;
+    s.micro_batch = 32;
+    const StepOps ops = build_step_ops(s);
+    CHECK(ops.backward_walk_peak.value() >= ops.activations.value());
+    CHECK(ops.backward_walk_peak.value() <= ops.activations.value() + 4.0 * ops.params);
+  }
+  // VGG-16's classifier holds 124 of its 138 M parameters: its walk adds nearly all of their gradients.
+  StepConfig v;
+  v.model.id = "vgg16";
+  v.model.family = ModelFamily::cnn;
+  v.micro_batch = 32;
+  const StepOps vgg = build_step_ops(v);
+  CHECK(vgg.backward_walk_peak.value() - vgg.activations.value() > 4.0 * 119e6);
 }
