@@ -102,7 +102,8 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     const Seconds t = op_gpu_time(op, dev, c) * (op.count * times);
     phase_time += t;
     kernels += op.kernels * op.count * times;
-    if (!op.nested) calls += op.count * times;
+    if (op.engine_accumulate) accum_kernels += op.kernels * op.count * times;
+    if (!op.nested && !op.engine_accumulate) calls += op.count * times;
     if (op.conv) conv_kernels += op.count * times;
     p.flops += op.flops * (op.count * times);
     if (op.kind == OpKind::gemm || op.kind == OpKind::attention) compute += t;
@@ -128,7 +129,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     acc.bytes = Bytes(12.0 * ops.params);
     acc.kernels = static_cast<int>(std::max(1.0, ops.param_tensors));
     account(acc, accum - 1, p.gpu_backward);
-    accum_kernels = acc.kernels * (accum - 1);
+    accum_kernels += acc.kernels * (accum - 1);
     calls -= accum - 1;
   }
   p.gpu_busy = p.gpu_forward + p.gpu_backward + p.gpu_optimizer;

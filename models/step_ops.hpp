@@ -39,6 +39,9 @@ struct Op {
   bool transpose = false;     // strided (transposing) copy: TensorIterator's non-vectorised kernel
   double work_factor = 1;     // attention: tile-padded work / model FLOPs (timing only; FLOPs stay the model's)
   bool nested = false;        // issued inside another op's framework call (no Python module or autograd node of its own)
+  // A gradient summed from several consumers of one tensor: the autograd engine adds it itself (InputBuffer),
+  // so it has no framework call and its kernels cost the CPU a bare launch, like AccumulateGrad's adds.
+  bool engine_accumulate = false;
   // PyTorch's default NCHW layout (channels_last off): BatchNorm and depthwise kernels of their own
   // (docs/calibration.md, "NCHW"). A BatchNorm gives its tensor's C (one thread block per channel), N x C planes
   // and elements.

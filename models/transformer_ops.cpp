@@ -127,6 +127,7 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   // Residual joins: branch grad cast to 16-bit (autocast) and skip + branch grad sum in fp32.
   if (ac) add_memory(ops, "residual.grad_cast", Phase::backward, Bytes(6 * N * d), 2 * L, 1);
   add_memory(ops, "residual.grad_sum", Phase::backward, Bytes(12 * N * d), 2 * L, 1);
+  ops.back().engine_accumulate = true;
   // Saved per layer: LN inputs (fp32), Linear inputs, q/k/v and attention output, GELU input.
   return 4 * N * d * 2 + a * N * (d + d + d + ff) + 4 * a * N * d + a * N * ff;
 }
@@ -176,7 +177,10 @@ StepOps build_gpt_ops(const StepConfig& step) {
   add_memory(ops, "lnf.bwd", Phase::backward, Bytes(20 * N * d), 1, 2);
   ops.back().rows = N;
   add_linear(ops, {"head", N, d, V, 1, false, is_autocast(p), true, false}, p);
-  if (t.tied_embeddings) add_memory(ops, "tied.grad_sum", Phase::backward, Bytes(12 * V * d), 1);
+  if (t.tied_embeddings) {
+    add_memory(ops, "tied.grad_sum", Phase::backward, Bytes(12 * V * d), 1);
+    ops.back().engine_accumulate = true;
+  }
   add_cross_entropy(ops, N, V, p);
 
   out.params = gpt_params(t);

@@ -152,6 +152,7 @@ class CnnBuilder {
     const double n = size();
     add_memory(out_.micro, "add.fwd", Phase::forward, Bytes(3 * a_ * n), 1);
     add_memory(out_.micro, "add.grad_sum", Phase::backward, Bytes(3 * a_ * n), 1);
+    out_.micro.back().engine_accumulate = true;
   }
   void stochastic_depth() {
     take_unsaved();
@@ -190,6 +191,7 @@ class CnnBuilder {
     const double n = size();
     add_memory(out_.micro, "cat.fwd", Phase::forward, Bytes(2 * a_ * n), 1);
     add_memory(out_.micro, "cat.grad_sum", Phase::backward, Bytes(3 * a_ * n), 1, inputs);
+    out_.micro.back().engine_accumulate = true;
   }
   void avgpool2() {
     take_unsaved();
