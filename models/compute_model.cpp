@@ -55,9 +55,13 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
       work = op.flops * op.work_factor / (large_rate(dev, op.dtype) * c.attention_efficiency);
       break;
     case OpKind::memory:
-      work = op.transpose && c.transpose_efficiency > 0 ? op.bytes / (dev.copy_bw * c.transpose_efficiency)
-                                                        : mem_time(op.bytes, dev, c);
-      if (op.nchw && op.channels > 0 && op.phase != Phase::optimizer) {
+      if (op.nchw && op.transpose && c.nchw_transform_efficiency > 0)  // cuDNN's NCHW<->NHWC transforms
+        work = op.bytes / (dev.copy_bw * c.nchw_transform_efficiency);
+      else if (op.transpose && c.transpose_efficiency > 0)
+        work = op.bytes / (dev.copy_bw * c.transpose_efficiency);
+      else
+        work = mem_time(op.bytes, dev, c);
+      if (op.nchw && op.channels > 0) {  // NCHW BatchNorm
         const bool fwd = op.phase == Phase::forward;
         const double rc = fwd ? c.bn_nchw_fwd_rate_per_channel : c.bn_nchw_bwd_rate_per_channel;
         const double rmax = fwd ? c.bn_nchw_fwd_max_rate : c.bn_nchw_bwd_max_rate;
@@ -67,8 +71,6 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
       } else if (op.bn_elements > 0 && c.bn_element_rate > 0) {
         work = std::max(work, Seconds(op.bn_elements / c.bn_element_rate));
       }
-      if (op.nchw && op.transpose && c.nchw_transform_efficiency > 0)
-        work = op.bytes / (dev.copy_bw * c.nchw_transform_efficiency);
       work += c.norm_row_cost * op.rows;
       break;
     case OpKind::simt: {
@@ -128,9 +130,8 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     acc.kind = OpKind::memory;
     acc.bytes = Bytes(12.0 * ops.params);
     acc.kernels = static_cast<int>(std::max(1.0, ops.param_tensors));
+    acc.engine_accumulate = true;
     account(acc, accum - 1, p.gpu_backward);
-    accum_kernels += acc.kernels * (accum - 1);
-    calls -= accum - 1;
   }
   p.gpu_busy = p.gpu_forward + p.gpu_backward + p.gpu_optimizer;
   p.gpu_compute = compute;

@@ -123,7 +123,7 @@ class SwinBuilder {
   void residual(const std::string& name, double n, double s, double br, double count) {
     mem(name + ".fwd", Phase::forward, (2 * s + br) * n, count);
     if (s > br) mem(name + ".grad_cast", Phase::backward, (s + br) * n, count);
-    mem(name + ".grad_sum", Phase::backward, 3 * s * n, count);
+    mem(name + ".grad_sum", Phase::backward, 3 * s * n, count).engine_accumulate = true;
   }
 
   void patch_embed() {
