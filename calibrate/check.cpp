@@ -225,6 +225,9 @@ nlohmann::json render_json(const CheckReport& r) {
       j["breakdown_ms"] = {{"gpu_forward", p.step.gpu_forward.ms()},  {"gpu_backward", p.step.gpu_backward.ms()},
                            {"gpu_optimizer", p.step.gpu_optimizer.ms()}, {"cpu_issue", p.step.cpu_issue.ms()}};
       j["kernels"] = p.step.kernels;
+      j["calls"] = {{"forward", p.step.calls_forward},
+                    {"backward_and_optimizer", p.step.calls - p.step.calls_forward},
+                    {"conv", p.step.conv_calls}};
       j["gpu_busy_frac"] = p.step.gpu_busy_frac;
       j["bottleneck"] = to_string(p.step.bottleneck);
     }

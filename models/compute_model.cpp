@@ -105,7 +105,10 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     phase_time += t;
     kernels += op.kernels * op.count * times;
     if (op.engine_accumulate) accum_kernels += op.kernels * op.count * times;
-    if (!op.nested && !op.engine_accumulate) calls += op.count * times;
+    if (!op.nested && !op.engine_accumulate) {
+      calls += op.count * times;
+      if (python) p.calls_forward += op.count * times;
+    }
     if (op.conv) conv_kernels += op.count * times;
     p.flops += op.flops * (op.count * times);
     if (op.kind == OpKind::gemm || op.kind == OpKind::attention) compute += t;
@@ -137,6 +140,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
   p.gpu_compute = compute;
   p.kernels = kernels;
   p.calls = calls;
+  p.conv_calls = conv_kernels;
   p.cpu_issue = step.cuda_graphs ? dev.launch_graph * kernels
                                  : c.cpu_per_kernel_eager * fwd_kernels +
                                        c.cpu_per_bwd_kernel_eager * (kernels - fwd_kernels - accum_kernels) +

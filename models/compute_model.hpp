@@ -81,6 +81,8 @@ struct StepPrediction {
   Seconds cpu_issue;         // CPU time to issue every kernel of the step
   double kernels = 0;        // kernels per step
   double calls = 0;          // framework calls per step (eager CPU cost per call)
+  double calls_forward = 0;  // of which in the forward (module and functional calls; recompute included)
+  double conv_calls = 0;     // cuDNN convolution calls (forward and backward), each with its extra CPU cost
   Flops flops;               // model FLOPs per step (recomputation included)
   double gpu_busy_frac = 0;  // gpu_busy / total
   Bottleneck bottleneck = Bottleneck::gpu_compute;

@@ -15,7 +15,7 @@ step_ms = wall time of `iters` optimizer steps after warm-up, between two torch.
 iters; p10/p50/p90 from CUDA events around each step; peak_mem_gib = torch.cuda.max_memory_allocated() over the
 timed steps; OutOfMemoryError anywhere gives `oom: true`.
 
-usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..5] [--micro-launch] [--only SUBSTRING] [--list]
+usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..6] [--micro-launch] [--only SUBSTRING] [--list]
 """
 import argparse
 import datetime
@@ -177,6 +177,40 @@ CONFIGS5 = [dict(c, id=c["id"].replace("holdout/", "holdout5/")) for c in [
     gpt("gpt-124m", 12, 768, 12, 256, 4, optimizer="sgd-momentum", graphs=False, iters=30),
     gpt("d384-l6", 6, 384, 6, 256, 8, optimizer="sgd-momentum", graphs=False, iters=30),
     gpt("gpt-350m", 24, 1024, 16, 128, 2, optimizer="sgd-momentum", graphs=False, iters=20),
+]]
+
+# A sixth set (2026-12-03): first six configurations identical to reference records (`anchor` in the id), which
+# measure this host against the reference host directly, then configurations measured nowhere before: smaller
+# and larger batches of known models, torchvision models no run used, and small eager GPTs. Checked with the
+# reference host's constants, and with those scaled by the CPU factor that the anchors alone give.
+CONFIGS6 = [dict(c, id=c["id"].replace("holdout/", "holdout6/")) for c in [
+    dict(vision("resnet50", 32), id="holdout/anchor-resnet50-b32-bf16"),
+    dict(vision("vit_b_16", 64), id="holdout/anchor-vit_b_16-b64-bf16"),
+    dict(vision("efficientnet_b0", 128), id="holdout/anchor-efficientnet_b0-b128-bf16"),
+    dict(vision("mobilenet_v3_large", 256), id="holdout/anchor-mobilenet_v3_large-b256-bf16"),
+    dict(gpt("tiny", 4, 256, 4, 128, 8, optimizer="sgd-momentum", graphs=False, iters=50),
+         id="holdout/anchor-gpt-tiny-b8-s128-bf16-sgdm-eager"),
+    dict(gpt("gpt-124m", 12, 768, 12, 256, 4, optimizer="sgd-momentum", graphs=False, iters=30),
+         id="holdout/anchor-gpt-124m-b4-s256-bf16-sgdm-eager"),
+    vision("resnet50", 16),
+    vision("resnet152", 32),
+    vision("vit_b_16", 16),
+    vision("vit_l_16", 16),
+    vision("efficientnet_b1", 64),
+    vision("mobilenet_v2", 64),
+    vision("densenet169", 32),
+    vision("convnext_small", 32),
+    vision("regnet_y_800mf", 64),
+    vision("shufflenet_v2_x0_5", 128),
+    vision("mobilenet_v3_small", 64),
+    vision("resnext50_32x4d", 64),
+    vision("wide_resnet101_2", 32),
+    vision("mnasnet0_5", 256),
+    vision("swin_s", 32),
+    gpt("d256-l4", 4, 256, 4, 128, 16, optimizer="adamw-fused", graphs=False, iters=50),
+    gpt("gpt-124m", 12, 768, 12, 512, 2, optimizer="adamw-fused", graphs=False, iters=30),
+    gpt("gpt-350m", 24, 1024, 16, 512, 1, optimizer="sgd-momentum", graphs=False, iters=20),
+    gpt("d512-l8", 8, 512, 8, 256, 8, optimizer="sgd", graphs=False, iters=30),
 ]]
 
 # ------------------------------------------------------------------------------------------------------ model
@@ -510,12 +544,12 @@ def main():
     ap.add_argument("--out", help="JSONL file to write")
     ap.add_argument("--only", default="", help="run only configurations whose id contains this")
     ap.add_argument("--list", action="store_true", help="print the configurations and exit")
-    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5),
-                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS5)")
+    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6),
+                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS6)")
     ap.add_argument("--micro-launch", action="store_true",
                     help="also record the host's eager launch cost (micro/launch) before and after the runs")
     a = ap.parse_args()
-    todo = [c for c in {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5}[a.set] if a.only in c["id"]]
+    todo = [c for c in {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5, 6: CONFIGS6}[a.set] if a.only in c["id"]]
     if a.list:
         for c in todo:
             print(json.dumps(describe(c)))
