@@ -89,10 +89,15 @@ CONFIGS = [
     vision("densenet121", 128),
 ]
 
+def held_out_set(n, configs):
+    """The configurations of held-out set n, their ids under `holdoutN/`."""
+    return [dict(c, id=c["id"].replace("holdout/", f"holdout{n}/")) for c in configs]
+
+
 # A second held-out set (2026-12-02, later session): still none of these is in the reference set or in CONFIGS.
 # Plain SGD, longer sequences, wider GPTs, ViT-L, and torchvision models the catalog does not carry (predicted
 # as generic models from params and FLOPs).
-CONFIGS2 = [dict(c, id=c["id"].replace("holdout/", "holdout2/")) for c in [
+CONFIGS2 = held_out_set(2, [
     gpt("gpt-124m", 12, 768, 12, 1024, 16, optimizer="sgd"),
     gpt("gpt-760m", 24, 1536, 16, 2048, 4),
     gpt("d1024-l12", 12, 1024, 16, 2048, 8, precision="fp16"),
@@ -109,12 +114,12 @@ CONFIGS2 = [dict(c, id=c["id"].replace("holdout/", "holdout2/")) for c in [
     vision("mobilenet_v3_large", 128),
     vision("wide_resnet50_2", 64),
     vision("regnet_y_1_6gf", 128),
-]]
+])
 
 # A third held-out set (2026-12-03): torchvision models measured nowhere before (several that the catalog gained
 # the same day, checked here before any comparison) and the unfused (foreach) Adam and AdamW, which no earlier
 # run used.
-CONFIGS3 = [dict(c, id=c["id"].replace("holdout/", "holdout3/")) for c in [
+CONFIGS3 = held_out_set(3, [
     vision("mobilenet_v3_small", 256),
     vision("mobilenet_v2", 256),
     vision("efficientnet_b2", 128),
@@ -138,11 +143,11 @@ CONFIGS3 = [dict(c, id=c["id"].replace("holdout/", "holdout3/")) for c in [
     gpt("gpt-350m", 24, 1024, 16, 1024, 8, optimizer="adam"),
     gpt("gpt-760m", 24, 1536, 16, 1024, 8, optimizer="adamw"),
     gpt("d512-l8", 8, 512, 8, 512, 32, optimizer="adamw"),
-]]
+])
 
 # A fourth set (2026-12-03): the same step in PyTorch's default memory format (NCHW, channels_last off),
 # without cudnn.benchmark, and in TF32 / fp32, for models whose channels-last bf16 step is already measured.
-CONFIGS4 = [dict(c, id=c["id"].replace("holdout/", "holdout4/")) for c in [
+CONFIGS4 = held_out_set(4, [
     vision("resnet50", 128, channels_last=False),
     vision("resnet50", 32, channels_last=False),
     vision("resnet101", 64, channels_last=False),
@@ -159,12 +164,12 @@ CONFIGS4 = [dict(c, id=c["id"].replace("holdout/", "holdout4/")) for c in [
     vision("resnet18", 256, precision="tf32"),
     vision("vit_b_16", 64, precision="tf32"),
     vision("mobilenet_v3_large", 128, precision="fp32"),
-]]
+])
 
 # A fifth set (2026-12-03): launch-bound steps with the host's eager launch cost (`micro/launch`, as the reference
 # runs record it) measured before and after them on the same host, to test whether that one figure tells how
 # fast this host's CPU issues a training step relative to the reference host.
-CONFIGS5 = [dict(c, id=c["id"].replace("holdout/", "holdout5/")) for c in [
+CONFIGS5 = held_out_set(5, [
     vision("resnet50", 32),
     vision("resnet18", 64),
     vision("vit_b_16", 32),
@@ -177,13 +182,12 @@ CONFIGS5 = [dict(c, id=c["id"].replace("holdout/", "holdout5/")) for c in [
     gpt("gpt-124m", 12, 768, 12, 256, 4, optimizer="sgd-momentum", graphs=False, iters=30),
     gpt("d384-l6", 6, 384, 6, 256, 8, optimizer="sgd-momentum", graphs=False, iters=30),
     gpt("gpt-350m", 24, 1024, 16, 128, 2, optimizer="sgd-momentum", graphs=False, iters=20),
-]]
+])
 
 # A sixth set (2026-12-03): first six configurations identical to reference records (`anchor` in the id), which
 # measure this host against the reference host directly, then configurations measured nowhere before: smaller
-# and larger batches of known models, torchvision models no run used, and small eager GPTs. Checked with the
-# reference host's constants, and with those scaled by the CPU factor that the anchors alone give.
-CONFIGS6 = [dict(c, id=c["id"].replace("holdout/", "holdout6/")) for c in [
+# and larger batches of known models, torchvision models no run used, and small eager GPTs.
+CONFIGS6 = held_out_set(6, [
     dict(vision("resnet50", 32), id="holdout/anchor-resnet50-b32-bf16"),
     dict(vision("vit_b_16", 64), id="holdout/anchor-vit_b_16-b64-bf16"),
     dict(vision("efficientnet_b0", 128), id="holdout/anchor-efficientnet_b0-b128-bf16"),
@@ -211,7 +215,7 @@ CONFIGS6 = [dict(c, id=c["id"].replace("holdout/", "holdout6/")) for c in [
     gpt("gpt-124m", 12, 768, 12, 512, 2, optimizer="adamw-fused", graphs=False, iters=30),
     gpt("gpt-350m", 24, 1024, 16, 512, 1, optimizer="sgd-momentum", graphs=False, iters=20),
     gpt("d512-l8", 8, 512, 8, 256, 8, optimizer="sgd", graphs=False, iters=30),
-]]
+])
 
 # ------------------------------------------------------------------------------------------------------ model
 

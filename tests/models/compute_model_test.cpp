@@ -188,6 +188,28 @@ TEST_CASE("models::compute: eager CPU time is the per-call cost times the framew
   const auto p = predict_step(s, dev, c);
   CHECK(p.cpu_issue.value() * 1e6 == Approx(40 * calls + 5 * engine_kernels).epsilon(1e-9));
   CHECK(p.kernels > calls);  // several ops launch more than one kernel
+  // The forward's share of the calls: one per forward operator occurrence; a GPT has no convolution.
+  double forward_calls = 0;
+  for (const Op& op : ops.micro)
+    if (op.phase == Phase::forward && !op.nested && !op.engine_accumulate) forward_calls += op.count;
+  CHECK(p.calls == Approx(calls));
+  CHECK(p.calls_forward == Approx(forward_calls));
+  CHECK(p.calls_forward < p.calls);
+  CHECK(p.conv_calls == 0);
+}
+
+TEST_CASE("models::compute: convolution calls are counted once per convolution operator", "[models]") {
+  // ResNet-18: 20 convolutions (17 3x3 and 7x7 in the trunk, 3 1x1 downsamples), each a forward call and, in the
+  // backward, a data-gradient and a weight-gradient call, except the stem whose input needs no gradient.
+  StepConfig s;
+  s.model.id = "resnet18";
+  s.model.family = ModelFamily::cnn;
+  s.model.input_shape = {3, 224, 224};
+  s.micro_batch = 64;
+  s.optimizer = OptimizerKind::sgd_momentum;
+  const auto p = predict_step(s, device(), ComputeConstants{});
+  REQUIRE(p.not_expressible.empty());
+  CHECK(p.conv_calls == Approx(20 + 19 + 20));
 }
 
 TEST_CASE("models::compute: kernel classes below the copy bandwidth (hand-computed)", "[models]") {
