@@ -165,8 +165,8 @@ std::string render_ops(const RunRecord& rec, const DeviceModel& dev, const FitCo
   std::vector<Row> rows;
   const double accum = std::max(1, rec.step.grad_accum);
   auto add = [&](const Op& op, const char* phase, double times) {
-    const double ms = op_gpu_time(op, dev, constants.compute).ms() * op.count * times;
-    const double n = op.count * times;
+    const double n = op_count(op, constants.compute) * times;
+    const double ms = op_gpu_time(op, dev, constants.compute).ms() * n;
     for (Row& r : rows) {
       if (r.name == op.name && r.phase == phase) {
         r.kernels += op.kernels * n;

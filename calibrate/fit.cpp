@@ -295,6 +295,8 @@ void copy_nchw_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.dwconv_nchw_fwd_flop_efficiency = from.dwconv_nchw_fwd_flop_efficiency;
   to.dwconv_nchw_bwd_flop_efficiency = from.dwconv_nchw_bwd_flop_efficiency;
   to.nchw_transform_efficiency = from.nchw_transform_efficiency;
+  to.nchw_transform_first_efficiency = from.nchw_transform_first_efficiency;
+  to.nchw_transform_passes = from.nchw_transform_passes;
   to.nchw_classes_source = from.nchw_classes_source;
 }
 
@@ -318,6 +320,12 @@ void read_kernel_classes(FieldReader& r, ComputeConstants& c, bool required) {
   if (!required) c.kernel_classes_source = r.string("kernel_classes_source", false).value_or("");
 }
 
+// JSON names of ComputeConstants::nchw_transform_passes, in NchwBand order.
+constexpr std::array<const char*, nchw_band_count> kNchwPassKeys{
+    "nchw_transform_passes_spatial",        "nchw_transform_passes_spatial_first",
+    "nchw_transform_passes_pointwise_strided", "nchw_transform_passes_pointwise_small",
+    "nchw_transform_passes_pointwise_mid",  "nchw_transform_passes_pointwise_large"};
+
 void read_nchw_classes(FieldReader& r, ComputeConstants& c, bool required) {
   // As read_kernel_classes: positive in an NCHW-classes file, 0 = "as NHWC" in a fit file.
   auto value = [&](const char* key) {
@@ -334,6 +342,17 @@ void read_nchw_classes(FieldReader& r, ComputeConstants& c, bool required) {
   c.dwconv_nchw_fwd_flop_efficiency = value("dwconv_nchw_fwd_flop_efficiency");
   c.dwconv_nchw_bwd_flop_efficiency = value("dwconv_nchw_bwd_flop_efficiency");
   c.nchw_transform_efficiency = value("nchw_transform_efficiency");
+  c.nchw_transform_first_efficiency = r.non_negative("nchw_transform_first_efficiency", false).value_or(0);
+  // Measured transformed passes per band: required in an NCHW-classes file (0 is a measurement there), absent
+  // = not set in a fit file.
+  for (std::size_t b = 0; b < c.nchw_transform_passes.size(); ++b) {
+    auto v = r.non_negative(kNchwPassKeys[b], required);
+    if (v && *v > 3) {
+      r.error(kNchwPassKeys[b], "expected at most 3 passes (forward, input gradient, weight gradient)");
+      v.reset();
+    }
+    c.nchw_transform_passes[b] = v.value_or(-1);
+  }
   if (!required) c.nchw_classes_source = r.string("nchw_classes_source", false).value_or("");
 }
 
@@ -370,7 +389,10 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
                     {"dwconv_nchw_fwd_flop_efficiency", c.dwconv_nchw_fwd_flop_efficiency},
                     {"dwconv_nchw_bwd_flop_efficiency", c.dwconv_nchw_bwd_flop_efficiency},
                     {"nchw_transform_efficiency", c.nchw_transform_efficiency},
+                    {"nchw_transform_first_efficiency", c.nchw_transform_first_efficiency},
                     {"nchw_classes_source", c.nchw_classes_source}};
+  for (std::size_t b = 0; b < c.nchw_transform_passes.size(); ++b)
+    if (c.nchw_transform_passes[b] >= 0) j["constants"][kNchwPassKeys[b]] = c.nchw_transform_passes[b];
   j["memory"] = {{"fragmentation", fc.memory.fragmentation},
                  {"context_default_gib", fc.memory.context_default.gib()},
                  {"workspace_mib", fc.memory.workspace.mib()},

@@ -55,7 +55,9 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
       work = op.flops * op.work_factor / (large_rate(dev, op.dtype) * c.attention_efficiency);
       break;
     case OpKind::memory:
-      if (op.nchw && op.transpose && c.nchw_transform_efficiency > 0)  // cuDNN's NCHW<->NHWC transforms
+      if (op.nchw_band == nchw_spatial_first && c.nchw_transform_first_efficiency > 0)  // 3-channel rows
+        work = op.bytes / (dev.copy_bw * c.nchw_transform_first_efficiency);
+      else if (op.nchw && op.transpose && c.nchw_transform_efficiency > 0)  // cuDNN's NCHW<->NHWC transforms
         work = op.bytes / (dev.copy_bw * c.nchw_transform_efficiency);
       else if (op.transpose && c.transpose_efficiency > 0)
         work = op.bytes / (dev.copy_bw * c.transpose_efficiency);
@@ -89,6 +91,13 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
   return work + c.gpu_per_kernel * static_cast<double>(op.kernels);
 }
 
+double op_count(const Op& op, const ComputeConstants& c) {
+  if (op.nchw_band < 0 || op.nchw_band >= nchw_band_count) return op.count;
+  const double s = c.nchw_transform_passes[static_cast<std::size_t>(op.nchw_band)];
+  if (s < 0) return op.count;
+  return op.phase == Phase::forward ? std::clamp(s - 1, 0.0, 1.0) : std::min(s, 1.0) + std::max(s - 2, 0.0);
+}
+
 StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step, const DeviceModel& dev,
                                      const ComputeConstants& c) {
   StepPrediction p;
@@ -100,17 +109,18 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
   double kernels = 0, conv_kernels = 0, fwd_kernels = 0, accum_kernels = 0, calls = 0;
   Seconds compute;
   auto account = [&](const Op& op, double times, Seconds& phase_time, bool python = false) {
-    if (python) fwd_kernels += op.kernels * op.count * times;
-    const Seconds t = op_gpu_time(op, dev, c) * (op.count * times);
+    const double n = op_count(op, c) * times;
+    if (python) fwd_kernels += op.kernels * n;
+    const Seconds t = op_gpu_time(op, dev, c) * n;
     phase_time += t;
-    kernels += op.kernels * op.count * times;
-    if (op.engine_accumulate) accum_kernels += op.kernels * op.count * times;
+    kernels += op.kernels * n;
+    if (op.engine_accumulate) accum_kernels += op.kernels * n;
     if (!op.nested && !op.engine_accumulate) {
-      calls += op.count * times;
-      if (python) p.calls_forward += op.count * times;
+      calls += n;
+      if (python) p.calls_forward += n;
     }
-    if (op.conv) conv_kernels += op.count * times;
-    p.flops += op.flops * (op.count * times);
+    if (op.conv) conv_kernels += n;
+    p.flops += op.flops * n;
     if (op.kind == OpKind::gemm || op.kind == OpKind::attention) compute += t;
     if (op.nchw) p.gpu_nchw += t;
   };

@@ -15,6 +15,7 @@
 // resources sets the pace: step = max(CPU issue, GPU busy).
 #pragma once
 
+#include <array>
 #include <string>
 
 #include "models/gemm_model.hpp"
@@ -51,6 +52,11 @@ struct ComputeConstants {
   double dwconv_nchw_fwd_flop_efficiency = 0;  // PyTorch's native depthwise kernels: achieved / fp32 rate
   double dwconv_nchw_bwd_flop_efficiency = 0;
   double nchw_transform_efficiency = 0;  // cuDNN's NCHW<->NHWC transforms around a convolution: / copy bandwidth
+  double nchw_transform_first_efficiency = 0;  // the same around the first (3-channel image) one; 0 = as above
+  // Per NchwBand (step_ops.hpp): convolution passes (of forward, input gradient, weight gradient) that cuDNN
+  // runs between layout transforms, averaged over the probed shapes of the band (tools/probe_conv_layout.py);
+  // negative = not set (the passes the op builder assumes: all of a spatial convolution's, no 1x1's).
+  std::array<double, nchw_band_count> nchw_transform_passes{-1, -1, -1, -1, -1, -1};
   std::string nchw_classes_source;
   std::string kernel_classes_source;    // where the four above come from
   std::string source;                  // how the constants were obtained (method, data)
@@ -99,5 +105,10 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
 
 // GPU time of one occurrence of `op`.
 Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c);
+
+// Occurrences of `op` per micro-batch: op.count, except for NCHW layout transforms, whose count follows their
+// band's measured passes s (of at most 3: weight gradient first, then forward, then input gradient, the order
+// in which the profiles show cuDNN adding them): forward min(max(s - 1, 0), 1), backward min(s, 1) + max(s - 2, 0).
+double op_count(const Op& op, const ComputeConstants& c);
 
 }  // namespace gp

@@ -47,7 +47,17 @@ struct Op {
   // and elements.
   bool nchw = false;
   double channels = 0, planes = 0, elements = 0;
+  // cuDNN's NCHW<->NHWC transforms around one convolution pass (forward, input gradient or weight gradient):
+  // which convolutions get them is cuDNN's per-shape algorithm choice, so the op names its band and the
+  // compute model takes the band's measured transformed passes per convolution (ComputeConstants); -1 = none.
+  int nchw_band = -1;
 };
+
+// The bands of NchwBand: a spatial (k > 1) convolution, the network's first one (no input gradient), and 1x1
+// convolutions strided, or by output pixels per sample P: 1 < P <= 100 (7x7 maps), <= 400 (13x13, 14x14), more.
+// A 1x1 convolution with P = 1 sees the same memory order in both layouts and has no transforms.
+enum NchwBand { nchw_spatial, nchw_spatial_first, nchw_pointwise_strided, nchw_pointwise_small,
+                nchw_pointwise_mid, nchw_pointwise_large, nchw_band_count };
 
 // Everything one optimizer step runs: `micro` once per micro-batch, `optimizer` once per step.
 struct StepOps {

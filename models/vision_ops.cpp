@@ -296,18 +296,33 @@ class CnnBuilder {
   }
 
  private:
-  // cuDNN runs its NHWC kernels on NCHW tensors between layout transforms (nchwToNhwc / nhwcToNchw in the
-  // profile, calibrate/probes/results/nchw-kernels-2026-12-03.jsonl): forward transforms the input and the output,
-  // dgrad the output gradient and the input gradient, wgrad the input and the output gradient; each reads and
-  // writes its tensor. Inside the convolution's call.
-  void nchw_transforms(double in_elems, double out_elems) {
-    const double pass = 2 * a_ * (in_elems + out_elems);
-    add_memory(out_.micro, "conv.nchw_transform", Phase::forward, Bytes(pass), 1, 2);
-    out_.micro.back().transpose = out_.micro.back().nchw = out_.micro.back().nested = true;
-    const double passes = first_ ? 1 : 2;  // the first conv has no input gradient
-    add_memory(out_.micro, "conv.nchw_transform.bwd", Phase::backward, Bytes(passes * pass), 1,
-               static_cast<int>(2 * passes));
-    out_.micro.back().transpose = out_.micro.back().nchw = out_.micro.back().nested = true;
+  // cuDNN runs its NHWC kernels on NCHW tensors between layout transforms (nchwToNhwc / nhwcToNchw; one
+  // convolution at a time: calibrate/probes/results/conv-layout-2026-12-03.jsonl). A transformed pass moves its
+  // two activation tensors (forward: input and output; input gradient: output gradient and input gradient;
+  // weight gradient: input and output gradient) and, for a k x k filter, the filter (KCRS <-> KRSC; a 1x1
+  // filter is the same in both); each transform reads and writes its tensor. Which passes are transformed is
+  // cuDNN's choice per shape: op_count() takes the band's measured passes. As built (no measured passes): all
+  // passes of a spatial convolution, none of a 1x1. Inside the convolution's call.
+  void nchw_transforms(double in_elems, double out_elems, double weight_elems, int band) {
+    const bool spatial = band == nchw_spatial || band == nchw_spatial_first;
+    const double pass = 2 * a_ * (in_elems + out_elems + (spatial ? weight_elems : 0));
+    const int kernels = spatial ? 3 : 2;
+    const double bwd_passes = first_ ? 1 : 2;  // the first conv has no input gradient
+    add_memory(out_.micro, "conv.nchw_transform", Phase::forward, Bytes(pass), spatial ? 1 : 0, kernels);
+    Op& f = out_.micro.back();
+    f.transpose = f.nchw = f.nested = true;
+    f.nchw_band = band;
+    add_memory(out_.micro, "conv.nchw_transform.bwd", Phase::backward, Bytes(pass), spatial ? bwd_passes : 0,
+               kernels);
+    Op& b = out_.micro.back();
+    b.transpose = b.nchw = b.nested = true;
+    b.nchw_band = band;
+  }
+  static int nchw_band(double k2, bool strided, bool first, double out_pixels) {
+    if (k2 > 1) return first ? nchw_spatial_first : nchw_spatial;
+    if (strided) return nchw_pointwise_strided;
+    if (out_pixels <= 1) return -1;
+    return out_pixels <= 100 ? nchw_pointwise_small : out_pixels <= 400 ? nchw_pointwise_mid : nchw_pointwise_large;
   }
   // Every op consumes the current tensor and makes a new one. take(bytes): the op keeps its input for backward
   // (counted once per tensor, however many branches consume it); take_unsaved(): it does not, so an in-place
@@ -371,8 +386,8 @@ class CnnBuilder {
         // Weight gradients reduce over batch x pixels: cuDNN splits that reduction (extra kernel).
         if (op.name == "conv.wgrad") op.kernels = 2;
       }
-      // A 1x1 convolution is a plain GEMM per sample in NCHW (cuDNN runs it without transforms).
-      if (nchw_ && k2 > 1) nchw_transforms(in_elems, pixels * cout);
+      const int band = nchw_band(k2, h_ < hin || w_ < win, first_, h_ * w_);
+      if (nchw_ && band >= 0) nchw_transforms(in_elems, pixels * cout, cout * (c_ / groups) * k2, band);
     }
     first_ = false;
     c_ = cout;

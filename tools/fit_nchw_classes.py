@@ -12,11 +12,18 @@ model is calibrated on (profile: tools/profile_vision_kernels.py OUT.jsonl model
   depthwise:  PyTorch's native conv_depthwise2d kernels (cuDNN is not used for bf16 NCHW depthwise):
                 t = FLOPs / (R_fp32 * e)                                 e per phase, pooled (sum F / sum t)
               FLOPs 2*N*Ho*Wo*C*k*k forward, twice that for backward (input and weight gradients)
-  transforms: cuDNN's nchwToNhwc / nhwcToNchw around each convolution:
-                t = bytes / (B_copy * e_tr)        bytes = the model's conv.nchw_transform operators (gpuplan --ops)
-              pooled over the models whose profile lists those kernels
+  transforms: cuDNN's nchwToNhwc / nhwcToNchw around a convolution, from the one-convolution probe
+              (tools/probe_conv_layout.py, --conv-layout): each transformed pass (forward, input gradient, weight
+              gradient) moves its two activation tensors and a k x k filter, each read and written:
+                t = passes * 2 * 2 bytes * (in + out [+ filter]) / (B_copy * e_tr) + n_kernels * t_gpu
+              t_gpu the fit's GPU time per kernel; e_tr pooled (sum bytes / (B * sum (t - n t_gpu))), apart for the
+              network's first convolution (3-channel rows transpose slowly) and for every other one. Which passes
+              cuDNN transforms is its choice per shape, so per band (spatial k > 1, the first convolution,
+              1x1 strided, 1x1 by output pixels per sample P: <= 100, <= 400, more) the mean measured passes over
+              the probed shapes (passes: a spatial pass runs one nhwcToNchw; a 1x1 pass two transforms in all)
 
-Usage: python3 tools/fit_nchw_classes.py NCHW_KERNELS.jsonl [--gpuplan build/gpuplan] [--profile P] [--fit F]
+Usage: python3 tools/fit_nchw_classes.py NCHW_KERNELS.jsonl --conv-layout CONV_LAYOUT.jsonl
+           [--profile P] [--fit F]
 Prints the constants as JSON (calibrate/profiles/nchw-classes-<gpu>.json; `gpuplan calibrate fit --nchw-classes`).
 """
 import argparse
@@ -24,11 +31,6 @@ import ast
 import json
 import math
 import os
-import re
-import sys
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fit_kernel_classes import ops_table  # noqa: E402  (the model's operators of one record)
 
 
 def bn_model(p, shape):
@@ -55,19 +57,75 @@ def fit_bn(points):
     return best, rms, sum(errs) / len(errs), max(errs)
 
 
+BANDS = ["spatial", "spatial_first", "pointwise_strided", "pointwise_small", "pointwise_mid", "pointwise_large"]
+
+
+def conv_band(r):
+    """The model's NchwBand of one probed convolution (models/vision_ops.cpp), or None (no transforms)."""
+    k2 = r["k"][0] * r["k"][1]
+    ho = (r["h"] + 2 * r["pad"][0] - r["k"][0]) // r["stride"][0] + 1
+    wo = (r["w"] + 2 * r["pad"][1] - r["k"][1]) // r["stride"][1] + 1
+    if k2 > 1:
+        return "spatial_first" if r["first"] else "spatial", ho, wo
+    if r["stride"][0] > 1 or r["stride"][1] > 1:
+        return "pointwise_strided", ho, wo
+    p = ho * wo
+    if p <= 1:
+        return None, ho, wo
+    return ("pointwise_small" if p <= 100 else "pointwise_mid" if p <= 400 else "pointwise_large"), ho, wo
+
+
+def fit_transforms(path, bw, t_gpu_ms):
+    passes = {b: [] for b in BANDS}
+    pts = {"first": [], "rest": []}  # (GB, measured ms, kernels)
+    n = 0
+    for line in open(path):
+        r = json.loads(line)
+        if "nchw" not in r or (r["groups"] > 1 and r["groups"] == r["c_in"]):
+            continue  # the trailer, a failed shape, or depthwise (PyTorch's own kernels, no cuDNN)
+        band, ho, wo = conv_band(r)
+        if band is None:
+            continue
+        n += 1
+        ms_a, k_a = r["nchw"].get("to_nhwc", [0, 0])
+        ms_b, k_b = r["nchw"].get("to_nchw", [0, 0])
+        spatial = band.startswith("spatial")
+        p = k_b if spatial else (k_a + k_b) / 2
+        passes[band].append(p)
+        if p == 0:
+            continue
+        elems = r["batch"] * (r["c_in"] * r["h"] * r["w"] + r["c_out"] * ho * wo)
+        if spatial:
+            elems += r["c_out"] * r["c_in"] / r["groups"] * r["k"][0] * r["k"][1]
+        pts["first" if band == "spatial_first" else "rest"].append((p * 4 * elems / 1e9, ms_a + ms_b, k_a + k_b))
+    eff, stats = {}, {}
+    for key, pp in pts.items():
+        e = sum(g for g, _, _ in pp) / (bw * sum(t - k * t_gpu_ms for _, t, k in pp) * 1e-3)
+        errs = [(g / (bw * e) * 1e3 + k * t_gpu_ms) / t - 1 for g, t, k in pp]
+        eff[key] = round(e, 4)
+        stats[key] = {"shapes": len(pp), "mean_abs_error": round(sum(map(abs, errs)) / len(errs), 4),
+                      "time_weighted_abs_error": round(sum(abs(x) * t for x, (_, t, _) in zip(errs, pp)) /
+                                                       sum(t for _, t, _ in pp), 4)}
+    stats["passes_shapes"] = {b: len(v) for b, v in passes.items()}
+    return {"efficiency": eff, "passes": {b: round(sum(v) / len(v), 3) for b, v in passes.items()},
+            "fit": stats, "convolutions": n}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kernels")
-    ap.add_argument("--gpuplan", default="build/gpuplan")
     ap.add_argument("--profile", default="calibrate/profiles/h200.json")
-    ap.add_argument("--fit", default="calibrate/profiles/fit-h200.json", help="fit file (gemm_surface fp32 rate)")
+    ap.add_argument("--fit", default="calibrate/profiles/fit-h200.json",
+                    help="fit file (gemm_surface fp32 rate, GPU time per kernel)")
+    ap.add_argument("--conv-layout", required=True, help="tools/probe_conv_layout.py output")
     a = ap.parse_args()
     bw = json.load(open(a.profile))["memory"]["hbm_copy_GBps"]
-    r32 = json.load(open(a.fit))["fit"]["gemm_surface"]["fp32"]["rate_tflops"]
+    fit = json.load(open(a.fit))
+    r32 = fit["fit"]["gemm_surface"]["fp32"]["rate_tflops"]
+    t_gpu_ms = fit["constants"]["gpu_per_kernel_us"] * 1e-3
 
     bn = {"fwd": [], "bwd": []}
     dw_f = {"fwd": [0.0, 0.0], "bwd": [0.0, 0.0]}  # GFLOP, ms
-    tr_gb = tr_ms = 0.0
     models = []
     for line in open(a.kernels):
         k = json.loads(line)
@@ -101,14 +159,6 @@ def main():
                     continue
                 dw_f["fwd"][0] += 2.0 * n * ho * ho * c * sh[1][2] * sh[1][3] / 1e9 * calls
                 dw_f["fwd"][1] += t * calls
-        meas_tr = sum(v for n, v in k["top_kernels_ms"] if re.search(r"nchwToNhwc|nhwcToNchw", n))
-        if meas_tr > 0:
-            rec = {"id": f"nchw/{k['model']}-b{k['batch']}", "kind": "train", "model": k["model"],
-                   "batch": k["batch"], "precision": "bf16", "channels_last": False, "optimizer": "sgd-momentum",
-                   "cudnn_benchmark": True, "data": "synthetic-on-gpu"}
-            ops = [o for o in ops_table(a.gpuplan, a.profile, a.fit, rec) if o["name"].startswith("conv.nchw_transform")]
-            tr_gb += sum(o["gb"] for o in ops)
-            tr_ms += meas_tr
 
     out = {}
     fits = {}
@@ -122,9 +172,16 @@ def main():
     for ph in ("fwd", "bwd"):
         g, ms = dw_f[ph]
         out[f"dwconv_nchw_{ph}_flop_efficiency"] = round(g / (r32 * ms), 5) if ms > 0 else 0  # GFLOP/(TFLOP/s ms)
-    out["nchw_transform_efficiency"] = round(tr_gb / (bw * tr_ms * 1e-3), 4) if tr_ms > 0 else 0
+    tr = fit_transforms(a.conv_layout, bw, t_gpu_ms)
+    out["nchw_transform_efficiency"] = tr["efficiency"]["rest"]
+    out["nchw_transform_first_efficiency"] = tr["efficiency"]["first"]
+    for band, passes in tr["passes"].items():
+        out["nchw_transform_passes_" + band] = passes
     out["source"] = ("tools/fit_nchw_classes.py over " + os.path.basename(a.kernels) + " (" + ", ".join(models) +
-                     f"), fp32 rate {r32:.1f} TFLOP/s and copy bandwidth {bw:.0f} GB/s from the profile")
+                     ") and " + os.path.basename(a.conv_layout) + f" ({tr['convolutions']} convolutions), fp32 rate "
+                     f"{r32:.1f} TFLOP/s and copy bandwidth {bw:.0f} GB/s from the profile, {t_gpu_ms * 1e3:.2f} us "
+                     "GPU time per kernel from the fit")
+    fits["transforms"] = tr["fit"]
     out["fit"] = fits
     print(json.dumps(out, indent=2))
 

@@ -3,12 +3,14 @@
 // against measured NCHW training steps (calibrate/probes/results/h200-holdout4-2026-12-03.jsonl).
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 
 #include "calibrate/check.hpp"
 #include "calibrate/fit.hpp"
 #include "calibrate/profile_io.hpp"
 #include "calibrate/reference_runs.hpp"
+#include "models/compute_model.hpp"
 #include "models/step_ops.hpp"
 
 using namespace gp;
@@ -58,7 +60,8 @@ TEST_CASE("calibrate::nchw: the layout only changes what it should", "[calibrate
   const StepOps nchw = build_step_ops(s);
   CHECK(nchw.params == nhwc.params);
   CHECK(nchw.activations.value() == nhwc.activations.value());
-  int bn = 0, transforms = 0;
+  int bn = 0;
+  std::array<int, nchw_band_count> bands{};
   for (const Op& op : nchw.micro) {
     if (op.name.rfind("bn.", 0) == 0) {
       ++bn;
@@ -66,16 +69,110 @@ TEST_CASE("calibrate::nchw: the layout only changes what it should", "[calibrate
       CHECK(op.planes == Approx(32 * op.channels));
     }
     if (op.name.rfind("conv.nchw_transform", 0) == 0) {
-      ++transforms;
       CHECK(op.nested);  // inside the convolution's call: no framework call of its own
+      REQUIRE(op.nchw_band >= 0);
+      REQUIRE(op.nchw_band < nchw_band_count);
+      if (op.phase == Phase::forward) ++bands[static_cast<std::size_t>(op.nchw_band)];
     }
   }
-  CHECK(bn == 2 * 53);         // 53 BatchNorms, forward and backward
-  CHECK(transforms == 2 * 17);  // the 7x7 stem and sixteen 3x3 convolutions (1x1 ones are plain GEMMs in NCHW)
+  CHECK(bn == 2 * 53);  // 53 BatchNorms, forward and backward
+  // The 53 convolutions of ResNet-50 by band, counted by hand from torchvision's ResNet v1.5 (the 3x3 of a
+  // stage's first block strides, its 1x1 conv1 still runs at the input resolution): the 7x7 stem; sixteen 3x3;
+  // three strided 1x1 shortcuts; 1x1 by output map: 56x56 or 28x28 (P > 400): layer1 7, layer2 8, layer3's
+  // first conv1 = 16; 14x14 (100 < P <= 400): layer3's other 11 and layer4's first conv1 = 12; 7x7: 5.
+  CHECK(bands[nchw_spatial_first] == 1);
+  CHECK(bands[nchw_spatial] == 16);
+  CHECK(bands[nchw_pointwise_strided] == 3);
+  CHECK(bands[nchw_pointwise_large] == 16);
+  CHECK(bands[nchw_pointwise_mid] == 12);
+  CHECK(bands[nchw_pointwise_small] == 5);
   for (const Op& op : nhwc.micro) CHECK_FALSE(op.nchw);
 }
 
-TEST_CASE("calibrate::nchw: measured NCHW steps of BatchNorm networks", "[calibrate]") {
+TEST_CASE("calibrate::nchw: a transformed pass moves both activations and the filter", "[calibrate]") {
+  // VGG-16 b64: the second convolution, 64 -> 64 channels, 3x3, on 224x224 maps, bf16 (2 bytes): input and
+  // output 64 x 64 x 224 x 224 = 205,520,896 elements each, filter 64 x 64 x 9 = 36,864; each transform reads
+  // and writes: 2 x 2 x (2 x 205,520,896 + 36,864) = 1,644,314,624 bytes per pass.
+  StepConfig s;
+  s.model.id = "vgg16";
+  s.model.family = ModelFamily::cnn;
+  s.micro_batch = 64;
+  s.channels_last = false;
+  const StepOps ops = build_step_ops(s);
+  std::vector<const Op*> tr;
+  for (const Op& op : ops.micro)
+    if (op.name.rfind("conv.nchw_transform", 0) == 0) tr.push_back(&op);
+  REQUIRE(tr.size() == 2 * 13);  // thirteen 3x3 convolutions, forward and backward
+  const Op& fwd = *tr[2];
+  const Op& bwd = *tr[3];
+  CHECK(fwd.nchw_band == nchw_spatial);
+  CHECK(fwd.bytes.value() == Approx(1644314624.0).epsilon(1e-12));
+  CHECK(bwd.bytes.value() == Approx(1644314624.0).epsilon(1e-12));
+  CHECK(fwd.kernels == 3);  // input and filter to NHWC, output back
+  // As built: every pass of a spatial convolution (forward 1, backward 2), only the first's weight gradient
+  // and forward (no input gradient).
+  CHECK(fwd.count == 1);
+  CHECK(bwd.count == 2);
+  CHECK(tr[0]->nchw_band == nchw_spatial_first);
+  CHECK(tr[1]->count == 1);
+}
+
+TEST_CASE("calibrate::nchw: measured passes split into forward and backward", "[calibrate]") {
+  ComputeConstants c;
+  Op f, b;
+  f.phase = Phase::forward;
+  b.phase = Phase::backward;
+  f.count = b.count = 7;  // as built: replaced by the band's measured passes
+  f.nchw_band = b.nchw_band = nchw_pointwise_mid;
+  CHECK(op_count(f, c) == 7);  // no measured passes: as built
+  // Weight gradient first, then forward, then input gradient.
+  const std::pair<double, std::pair<double, double>> cases[] = {
+      {0.646, {0.0, 0.646}}, {1.455, {0.455, 1.0}}, {2.487, {1.0, 1.487}}, {3.0, {1.0, 2.0}}, {0.0, {0.0, 0.0}}};
+  for (const auto& [s, want] : cases) {
+    c.nchw_transform_passes[nchw_pointwise_mid] = s;
+    INFO(s);
+    CHECK(op_count(f, c) == Approx(want.first));
+    CHECK(op_count(b, c) == Approx(want.second));
+    CHECK(op_count(f, c) + op_count(b, c) == Approx(s));  // every measured pass is charged once
+  }
+  Op other;
+  other.count = 5;
+  CHECK(op_count(other, c) == 5);  // not a transform
+}
+
+TEST_CASE("calibrate::nchw: one-convolution transform times from the fitted constants", "[calibrate]") {
+  // Against calibrate/probes/results/conv-layout-2026-12-03.jsonl (measured, one convolution at a time, forward +
+  // backward, bf16, cudnn.benchmark): nchwToNhwc + nhwcToNchw ms of convolutions that cuDNN ran with all three
+  // passes transformed, and the model's time of the same transforms (3 passes, the fitted efficiency, 9 kernels).
+  std::vector<std::string> errors;
+  auto p = load_profile(kSrc + "/calibrate/profiles/h200.json", errors);
+  auto c = load_constants(kSrc + "/calibrate/profiles/fit-h200.json", errors);
+  REQUIRE(p);
+  REQUIRE(c);
+  const DeviceModel dev = make_device_model(*p);
+  struct Case { const char* what; int n, cin, h, cout, hout; double measured_ms; };
+  const Case cases[] = {
+      {"vgg16 b64 64->64 3x3 @224", 64, 64, 224, 64, 224, 1.448 + 0.744},
+      {"vgg16 b64 256->256 3x3 @56", 64, 256, 56, 256, 56, 0.329 + 0.195},
+      {"vgg11 b128 64->128 3x3 @112", 128, 64, 112, 128, 112, 1.021 + 0.565},
+      {"resnet50 b128 64->64 3x3 @56", 128, 64, 56, 64, 56, 0.185 + 0.102},
+      {"resnet18 b256 128->128 3x3 @28", 256, 128, 28, 128, 28, 0.176 + 0.104},
+  };
+  for (const Case& k : cases) {
+    INFO(k.what);
+    Op op;
+    op.kind = OpKind::memory;
+    op.nchw = op.transpose = true;
+    op.nchw_band = nchw_spatial;
+    op.kernels = 3;
+    op.bytes = Bytes(4.0 * (double(k.n) * k.cin * k.h * k.h + double(k.n) * k.cout * k.hout * k.hout +
+                            9.0 * k.cin * k.cout));
+    const double model_ms = 3 * op_gpu_time(op, dev, c->compute).ms();
+    CHECK(std::abs(model_ms / k.measured_ms - 1) <= 0.20);
+  }
+}
+
+TEST_CASE("calibrate::nchw: measured NCHW steps of BatchNorm networks and VGG", "[calibrate]") {
   std::vector<std::string> errors;
   auto p = load_profile(kSrc + "/calibrate/profiles/h200.json", errors);
   auto c = load_constants(kSrc + "/calibrate/profiles/fit-h200.json", errors);
@@ -87,14 +184,14 @@ TEST_CASE("calibrate::nchw: measured NCHW steps of BatchNorm networks", "[calibr
   // Each NCHW record, and the same step in channels-last, predicted.
   std::vector<RunRecord> nchw, as_nhwc;
   for (const auto& r : runs) {
-    if (r.id.find("-nchw") == std::string::npos || r.id.find("vgg") != std::string::npos ||
-        r.id.find("vit") != std::string::npos || r.id.find("convnext") != std::string::npos)
-      continue;  // BatchNorm networks only (VGG, ViT, ConvNeXt: docs/calibration.md, "NCHW")
+    if (r.id.find("-nchw") == std::string::npos || r.id.find("vit") != std::string::npos ||
+        r.id.find("convnext") != std::string::npos)
+      continue;  // ViT and ConvNeXt run their own layout copies (docs/calibration.md, "NCHW")
     nchw.push_back(r);
     as_nhwc.push_back(r);
     as_nhwc.back().step.channels_last = true;
   }
-  REQUIRE(nchw.size() == 8);
+  REQUIRE(nchw.size() == 9);
   const CheckReport rep = run_check(nchw, *p, *c, 100.0);
   const CheckReport ref = run_check(as_nhwc, *p, *c, 100.0);
   double sum = 0;
