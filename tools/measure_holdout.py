@@ -15,7 +15,7 @@ step_ms = wall time of `iters` optimizer steps after warm-up, between two torch.
 iters; p10/p50/p90 from CUDA events around each step; peak_mem_gib = torch.cuda.max_memory_allocated() over the
 timed steps; OutOfMemoryError anywhere gives `oom: true`.
 
-usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..6] [--micro-launch] [--only SUBSTRING] [--list]
+usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..7] [--micro-launch] [--only SUBSTRING] [--list]
 """
 import argparse
 import datetime
@@ -215,6 +215,31 @@ CONFIGS6 = held_out_set(6, [
     gpt("gpt-124m", 12, 768, 12, 512, 2, optimizer="adamw-fused", graphs=False, iters=30),
     gpt("gpt-350m", 24, 1024, 16, 512, 1, optimizer="sgd-momentum", graphs=False, iters=20),
     gpt("d512-l8", 8, 512, 8, 256, 8, optimizer="sgd", graphs=False, iters=30),
+])
+
+# A seventh set (2026-12-03, after the NCHW transform bands were fitted on single convolutions): whole NCHW
+# training steps of networks never measured in NCHW, at batches where the GPU binds, with two channels-last
+# twins measured on the same host for comparison.
+CONFIGS7 = held_out_set(7, [
+    vision("vgg11", 128, channels_last=False),
+    vision("vgg13", 64, channels_last=False),
+    vision("vgg19", 64, channels_last=False),
+    vision("vgg16_bn", 64, channels_last=False),
+    vision("vgg16", 32, channels_last=False),
+    vision("resnet34", 256, channels_last=False),
+    vision("resnet50", 256, channels_last=False),
+    vision("wide_resnet50_2", 128, channels_last=False),
+    vision("resnext50_32x4d", 128, channels_last=False),
+    vision("alexnet", 512, channels_last=False),
+    vision("shufflenet_v2_x1_0", 256, channels_last=False),
+    vision("squeezenet1_1", 256, channels_last=False),
+    vision("regnet_y_1_6gf", 128, channels_last=False),
+    vision("densenet169", 64, channels_last=False),
+    vision("mobilenet_v3_large", 256, channels_last=False),
+    vision("efficientnet_b1", 128, channels_last=False),
+    vision("mnasnet1_0", 256, channels_last=False),
+    vision("vgg16", 64),
+    vision("resnet50", 256),
 ])
 
 # ------------------------------------------------------------------------------------------------------ model
@@ -548,12 +573,12 @@ def main():
     ap.add_argument("--out", help="JSONL file to write")
     ap.add_argument("--only", default="", help="run only configurations whose id contains this")
     ap.add_argument("--list", action="store_true", help="print the configurations and exit")
-    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6),
-                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS6)")
+    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6, 7),
+                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS7)")
     ap.add_argument("--micro-launch", action="store_true",
                     help="also record the host's eager launch cost (micro/launch) before and after the runs")
     a = ap.parse_args()
-    todo = [c for c in {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5, 6: CONFIGS6}[a.set] if a.only in c["id"]]
+    todo = [c for c in {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5, 6: CONFIGS6, 7: CONFIGS7}[a.set] if a.only in c["id"]]
     if a.list:
         for c in todo:
             print(json.dumps(describe(c)))
