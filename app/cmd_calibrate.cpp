@@ -32,6 +32,7 @@ struct CalibrateOptions {
   std::vector<std::string> fit_runs;  // fit: one or more runs files (sessions), fitted together
   std::string kernel_classes;         // fit: kernel-class constants held fixed (tools/fit_kernel_classes.py)
   std::string nchw_classes;           // fit: NCHW kernel-class constants carried along (tools/fit_nchw_classes.py)
+  std::string probe_classes;          // fit: probe-class constants held fixed (tools/fit_probe_classes.py)
   bool host_cpu_scale = false;        // fit: one CPU speed factor per runs file after the first
 };
 
@@ -141,6 +142,12 @@ int run_fit_command(const CalibrateOptions& o) {
     if (!report(nerr) || !nc) return kExitBadInput;
     calibrate::copy_nchw_classes(*nc, start);
   }
+  if (!o.probe_classes.empty()) {
+    std::vector<std::string> perr;
+    auto pc = calibrate::load_probe_classes(o.probe_classes, perr);
+    if (!report(perr) || !pc) return kExitBadInput;
+    calibrate::copy_probe_classes(*pc, start);
+  }
   const auto res = calibrate::fit_compute_constants(runs, dev, start, o.loo, session_of_run);
   calibrate::FitConstants fc;
   fc.compute = res.constants;
@@ -222,6 +229,8 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
                   "kernel-class constants to hold fixed (tools/fit_kernel_classes.py output)");
   fit->add_option("--nchw-classes", opts->nchw_classes,
                   "NCHW kernel-class constants to carry along (tools/fit_nchw_classes.py output)");
+  fit->add_option("--probe-classes", opts->probe_classes,
+                  "pooling and first-convolution constants to hold fixed (tools/fit_probe_classes.py output)");
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
   fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");

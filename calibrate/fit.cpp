@@ -206,6 +206,7 @@ std::vector<SessionError> leave_one_session_out(const std::vector<std::vector<Ru
 
 void read_kernel_classes(FieldReader& r, ComputeConstants& c, bool required = false);
 void read_nchw_classes(FieldReader& r, ComputeConstants& c, bool required = false);
+void read_probe_classes(FieldReader& r, ComputeConstants& c, bool required = false);
 
 std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std::string& file,
                                             std::vector<std::string>& errors) {
@@ -236,6 +237,7 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
     fc.compute.cpu_per_op_eager = Seconds::us(c->number("cpu_per_op_eager_us", false).value_or(0));
     read_kernel_classes(*c, fc.compute);
     read_nchw_classes(*c, fc.compute);
+    read_probe_classes(*c, fc.compute);
   }
   if (auto m = top.object("memory", false)) {
     fc.memory.fragmentation = m->number("fragmentation", false).value_or(fc.memory.fragmentation);
@@ -285,6 +287,19 @@ std::optional<ComputeConstants> load_nchw_classes(const std::string& path, std::
       [](ComputeConstants& c) -> std::string& { return c.nchw_classes_source; });
 }
 
+std::optional<ComputeConstants> load_probe_classes(const std::string& path, std::vector<std::string>& errors) {
+  return load_class_file(
+      path, "probe-class constants", "tools/fit_probe_classes.py", errors,
+      [](FieldReader& r, ComputeConstants& c) { read_probe_classes(r, c, true); },
+      [](ComputeConstants& c) -> std::string& { return c.probe_classes_source; });
+}
+
+void copy_probe_classes(const ComputeConstants& from, ComputeConstants& to) {
+  to.pool_rate = from.pool_rate;
+  to.conv_stem_flop_efficiency = from.conv_stem_flop_efficiency;
+  to.probe_classes_source = from.probe_classes_source;
+}
+
 void copy_nchw_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.bn_nchw_fwd_rate_per_channel = from.bn_nchw_fwd_rate_per_channel;
   to.bn_nchw_fwd_max_rate = from.bn_nchw_fwd_max_rate;
@@ -318,6 +333,23 @@ void read_kernel_classes(FieldReader& r, ComputeConstants& c, bool required) {
   c.dwconv_flop_efficiency = value("dwconv_flop_efficiency");
   c.dwconv_memory_efficiency = value("dwconv_memory_efficiency");
   if (!required) c.kernel_classes_source = r.string("kernel_classes_source", false).value_or("");
+}
+
+// JSON names of ComputeConstants::pool_rate (G elements per second), in pool_rate_index() order.
+constexpr std::array<const char*, 8> kPoolRateKeys{
+    "max_pool_fwd_nhwc_gelements_per_s", "max_pool_fwd_nchw_gelements_per_s",
+    "max_pool_bwd_nhwc_gelements_per_s", "max_pool_bwd_nchw_gelements_per_s",
+    "avg_pool_fwd_nhwc_gelements_per_s", "avg_pool_fwd_nchw_gelements_per_s",
+    "avg_pool_bwd_nhwc_gelements_per_s", "avg_pool_bwd_nchw_gelements_per_s"};
+
+void read_probe_classes(FieldReader& r, ComputeConstants& c, bool required) {
+  // Positive in a probe-classes file; 0 / absent = "not set" in a fit file.
+  auto value = [&](const char* key) {
+    return (required ? r.number(key, true, true) : r.non_negative(key, false)).value_or(0);
+  };
+  for (std::size_t i = 0; i < c.pool_rate.size(); ++i) c.pool_rate[i] = value(kPoolRateKeys[i]) * 1e9;
+  c.conv_stem_flop_efficiency = value("conv_stem_flop_efficiency");
+  if (!required) c.probe_classes_source = r.string("probe_classes_source", false).value_or("");
 }
 
 // JSON names of ComputeConstants::nchw_transform_passes, in NchwBand order.
@@ -393,6 +425,9 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
                     {"nchw_classes_source", c.nchw_classes_source}};
   for (std::size_t b = 0; b < c.nchw_transform_passes.size(); ++b)
     if (c.nchw_transform_passes[b] >= 0) j["constants"][kNchwPassKeys[b]] = c.nchw_transform_passes[b];
+  for (std::size_t i = 0; i < c.pool_rate.size(); ++i) j["constants"][kPoolRateKeys[i]] = c.pool_rate[i] / 1e9;
+  j["constants"]["conv_stem_flop_efficiency"] = c.conv_stem_flop_efficiency;
+  j["constants"]["probe_classes_source"] = c.probe_classes_source;
   j["memory"] = {{"fragmentation", fc.memory.fragmentation},
                  {"context_default_gib", fc.memory.context_default.gib()},
                  {"workspace_mib", fc.memory.workspace.mib()},

@@ -49,6 +49,9 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
                       ? gemm_kernel_time(dev.surface, op.dtype, op.shape)
                       : op.flops / large_rate(dev, op.dtype);
       work = std::max(Seconds(t / eff), mem_time(op.bytes, dev, c));
+      // The 3-channel first convolution in 16-bit (measured so; fp32 / tf32 keep the surface).
+      if (op.stem && c.conv_stem_flop_efficiency > 0 && (op.dtype == Dtype::bf16 || op.dtype == Dtype::fp16))
+        work = std::max(work, Seconds(op.flops / (large_rate(dev, op.dtype) * c.conv_stem_flop_efficiency)));
       break;
     }
     case OpKind::attention:
@@ -72,6 +75,10 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
           work = std::max(work, Seconds(Seconds(op.elements / std::min(op.channels * rc, rmax)) + plane * op.planes));
       } else if (op.bn_elements > 0 && c.bn_element_rate > 0) {
         work = std::max(work, Seconds(op.bn_elements / c.bn_element_rate));
+      }
+      if (op.pool > 0 && op.pool <= 2) {
+        const double r = c.pool_rate[pool_rate_index(op.pool, op.phase != Phase::forward, op.pool_nchw)];
+        if (r > 0) work = Seconds(op.pool_elements / r);
       }
       work += c.norm_row_cost * op.rows;
       break;

@@ -57,6 +57,11 @@ struct ComputeConstants {
   // runs between layout transforms, averaged over the probed shapes of the band (tools/probe_conv_layout.py);
   // negative = not set (the passes the op builder assumes: all of a spatial convolution's, no 1x1's).
   std::array<double, nchw_band_count> nchw_transform_passes{-1, -1, -1, -1, -1, -1};
+  // Probe classes (tools/fit_probe_classes.py: kernels measured one at a time); 0 = by bytes / the GEMM surface.
+  // Pooling, elements per second by pool_rate_index(); the first convolution's FLOP rate / large-GEMM rate.
+  std::array<double, 8> pool_rate{};
+  double conv_stem_flop_efficiency = 0;
+  std::string probe_classes_source;
   std::string nchw_classes_source;
   std::string kernel_classes_source;    // where the four above come from
   std::string source;                  // how the constants were obtained (method, data)
@@ -102,6 +107,11 @@ StepPrediction predict_step(const StepConfig& step, const GpuProfile& profile, c
 // Same from prebuilt operators (the fit re-times fixed operator lists many times).
 StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step, const DeviceModel& dev,
                                      const ComputeConstants& c);
+
+// Index into ComputeConstants::pool_rate: [max, average][forward, backward][NHWC, NCHW].
+constexpr std::size_t pool_rate_index(int pool, bool backward, bool nchw) {
+  return static_cast<std::size_t>((pool - 1) * 4 + (backward ? 2 : 0) + (nchw ? 1 : 0));
+}
 
 // GPU time of one occurrence of `op`.
 Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c);

@@ -51,6 +51,16 @@ struct Op {
   // which convolutions get them is cuDNN's per-shape algorithm choice, so the op names its band and the
   // compute model takes the band's measured transformed passes per convolution (ComputeConstants); -1 = none.
   int nchw_band = -1;
+  // Pooling (nn.MaxPool2d / nn.AvgPool2d): pool 1 = max, 2 = average, 0 = none; pool_elements the elements its
+  // kernels walk per occurrence (forward: input + output x k^2, each input read and each window element; backward:
+  // input + output, but input + output x k^2 for a channels-last max-pool, which gathers over windows);
+  // pool_nchw its layout. Timed at the measured rate of its kind, phase and layout.
+  int pool = 0;
+  double pool_elements = 0;
+  bool pool_nchw = false;
+  // A GEMM of the network's first convolution (the 3-channel image: K = 3 k^2): cuDNN runs it far below the GEMM
+  // surface, so it is timed by FLOPs at a measured fraction of the dtype's large-GEMM rate.
+  bool stem = false;
 };
 
 // The bands of NchwBand: a spatial (k > 1) convolution, the network's first one (no input gradient), and 1x1

@@ -50,11 +50,15 @@ class CnnBuilder {
     take(a_ * in);  // both pools keep their input (avg_pool2d_backward takes it too)
     if (max) {
       add_memory(out_.micro, "maxpool.fwd", Phase::forward, Bytes(a_ * in + (a_ + 8) * out), 1);
+      mark_pool(1, in + out * k * k);
       add_memory(out_.micro, "maxpool.bwd", Phase::backward, Bytes(a_ * in * 2 + (a_ + 8) * out), 2);
+      mark_pool(1, max_pool_bwd_elements(in, out, k));
       saved_ += 8 * out;  // indices
     } else {
       add_memory(out_.micro, "avgpool.fwd", Phase::forward, Bytes(a_ * in + a_ * out), 1);
+      mark_pool(2, in + out * k * k);
       add_memory(out_.micro, "avgpool.bwd", Phase::backward, Bytes(a_ * in + a_ * out), 1);
+      mark_pool(2, in + out);
     }
   }
   // Adaptive average pool to hw x hw, without flattening (GoogLeNet's auxiliary heads).
@@ -160,13 +164,16 @@ class CnnBuilder {
     add_memory(out_.micro, "stochastic_depth.fwd", Phase::forward, Bytes(2 * a_ * n), 1, 3);
     add_memory(out_.micro, "stochastic_depth.bwd", Phase::backward, Bytes(3 * a_ * n), 1);
   }
+  // nn.MaxPool2d(3, 2, 1): the stem pool of ResNet and its kin.
   void maxpool() {
     const double in = size();
     h_ = std::ceil(h_ / 2);
     w_ = std::ceil(w_ / 2);
     const double out = size();
     add_memory(out_.micro, "maxpool.fwd", Phase::forward, Bytes(a_ * in + (a_ + 8) * out), 1);
+    mark_pool(1, in + out * 9);
     add_memory(out_.micro, "maxpool.bwd", Phase::backward, Bytes(a_ * in * 2 + (a_ + 8) * out), 2);
+    mark_pool(1, max_pool_bwd_elements(in, out, 3));
     take(a_ * in);
     saved_ += 8 * out;
   }
@@ -339,6 +346,18 @@ class CnnBuilder {
     pending_relu_ = 0;
     tensor_ = next_tensor_++;
   }
+  // Max-pool backward: in NCHW a scatter of each output's gradient to its argmax (input + output elements), in
+  // channels-last a gather over each input's windows (input + output x k^2), as the probe's times follow.
+  double max_pool_bwd_elements(double in, double out, int k) const {
+    return nchw_ ? in + out : in + out * k * k;
+  }
+  // The op just added is a pool of `kind` (1 max, 2 average) walking `elements` (Op::pool_elements).
+  void mark_pool(int kind, double elements) {
+    Op& op = out_.micro.back();
+    op.pool = kind;
+    op.pool_elements = elements;
+    op.pool_nchw = nchw_;
+  }
   void mark_nchw_bn(Op& op, double n) const {
     if (!nchw_) return;
     op.nchw = true;
@@ -379,10 +398,18 @@ class CnnBuilder {
                    1, false, false, !first_, false};
       const std::size_t from = out_.micro.size();
       add_linear(out_.micro, l, step_.precision);
+      // cuDNN's implicit GEMMs read the tensors themselves, never an im2col copy: each pass moves its input,
+      // output and filter once (add_linear's A = tokens x in would count the input k x k times). The input
+      // gradient is a convolution of the output gradient with the rotated filter: its reduction runs over
+      // C_out x k x k, with C_in / groups outputs per pixel (a Linear's dgrad would reduce over C_out alone).
+      const double conv_bytes = a_ * (in_elems + pixels * cout + static_cast<double>(cout) * (c_ / groups) * k2);
       for (std::size_t i = from; i < out_.micro.size(); ++i) {
         Op& op = out_.micro[i];
         if (op.kind != OpKind::gemm) continue;
         op.conv = true;
+        op.stem = first_;
+        op.bytes = Bytes(conv_bytes);
+        if (op.name == "conv.dgrad") op.shape = {pixels, static_cast<double>(c_) / groups, cout * k2};
         // Weight gradients reduce over batch x pixels: cuDNN splits that reduction (extra kernel).
         if (op.name == "conv.wgrad") op.kernels = 2;
       }
@@ -514,7 +541,7 @@ void convnext(CnnBuilder& nb, const std::vector<int>& depths, const std::vector<
 void vgg(CnnBuilder& nb, const std::vector<int>& cfg, bool batch_norm = false) {
   for (int c : cfg) {
     if (c == 0) {
-      nb.maxpool();
+      nb.pool(true, 2, 2, 0, false);  // nn.MaxPool2d(kernel_size=2, stride=2)
     } else {
       nb.conv(c, 3, 1);
       nb.bias();

@@ -198,3 +198,40 @@ TEST_CASE("models::step_ops: ConvNeXt's conv bias adds and layer-scale backward,
   // 18 blocks: 3 x 56^2 x 96 + 3 x 28^2 x 192 + 9 x 14^2 x 384 + 3 x 7^2 x 768 = 2,145,024.
   CHECK(ls_bwd_bytes == Approx(28.0 * 2145024));
 }
+
+TEST_CASE("models::ops: a convolution's passes are implicit GEMMs over the tensors themselves", "[models]") {
+  // VGG-16 b64, second convolution: 64 -> 64 channels, 3x3, 224x224, bf16 (2 bytes). By hand: pixels
+  // 64 x 224 x 224 = 3,211,264; input and output 205,520,896 elements each, filter 36,864. Each pass moves
+  // those once: 2 x (2 x 205,520,896 + 36,864) = 822,157,312 bytes (an im2col input would be 9x the input).
+  // Forward reduces over C_in x 9 = 576 into 64 outputs per pixel, the input gradient over C_out x 9 = 576 into
+  // 64, the weight gradient over the pixels into 64 x 576.
+  StepConfig s;
+  s.model.id = "vgg16";
+  s.model.family = ModelFamily::cnn;
+  s.micro_batch = 64;
+  const StepOps ops = build_step_ops(s);
+  std::vector<const Op*> conv;
+  for (const Op& op : ops.micro)
+    if (op.conv) conv.push_back(&op);
+  // The first convolution has no input gradient: forward and weight gradient, then the second's three.
+  REQUIRE(conv.size() >= 5);
+  const Op& fwd = *conv[2];
+  const Op& dgrad = *conv[3];
+  const Op& wgrad = *conv[4];
+  REQUIRE(fwd.name == "conv.fwd");
+  REQUIRE(dgrad.name == "conv.dgrad");
+  REQUIRE(wgrad.name == "conv.wgrad");
+  for (const Op* op : {&fwd, &dgrad, &wgrad}) {
+    CHECK(op->bytes.value() == Approx(822157312.0).epsilon(1e-12));
+    CHECK(op->flops.value() == Approx(2.0 * 3211264 * 576 * 64).epsilon(1e-12));
+  }
+  CHECK(fwd.shape.m == 3211264);
+  CHECK(fwd.shape.n == 64);
+  CHECK(fwd.shape.k == 576);
+  CHECK(dgrad.shape.m == 3211264);
+  CHECK(dgrad.shape.n == 64);
+  CHECK(dgrad.shape.k == 576);
+  CHECK(wgrad.shape.m == 64);
+  CHECK(wgrad.shape.n == 576);
+  CHECK(wgrad.shape.k == 3211264);
+}
