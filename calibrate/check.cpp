@@ -80,6 +80,13 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
         rr.in_mape = true;
         const double e = std::abs(*rr.step_err_pct);
         sum += e;
+        if (p.step.bottleneck == Bottleneck::launch_bound) {
+          s.mape_launch_pct += e;
+          ++s.mape_launch_records;
+        } else {
+          s.mape_gpu_pct += e;
+          ++s.mape_gpu_records;
+        }
         if (e <= 25.0) ++s.within_25;
         if (e > s.max_abs_err_pct) {
           s.max_abs_err_pct = e;
@@ -96,6 +103,8 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
   }
   for (const auto& r : rep.records) s.mape_records += r.in_mape ? 1 : 0;
   s.mape_pct = s.mape_records ? sum / s.mape_records : 0;
+  if (s.mape_gpu_records) s.mape_gpu_pct /= s.mape_gpu_records;
+  if (s.mape_launch_records) s.mape_launch_pct /= s.mape_launch_records;
   s.mem_mape_pct = s.mem_records ? mem_sum / s.mem_records : 0;
   s.pass = s.mape_records > 0 && s.mape_pct <= tolerance_pct;
   return rep;
@@ -138,6 +147,8 @@ std::string render_table(const CheckReport& r) {
     << fmt("%.1f", s.tolerance_pct) << "%) " << (s.pass ? "PASS" : "FAIL") << "\n"
     << "largest error: " << fmt("%.1f", s.max_abs_err_pct) << "% (" << s.max_err_id << "); within 25%: "
     << s.within_25 << " of " << s.mape_records << "\n"
+    << "by predicted bottleneck: GPU " << fmt("%.2f", s.mape_gpu_pct) << "% over " << s.mape_gpu_records
+    << ", launch-bound (host CPU) " << fmt("%.2f", s.mape_launch_pct) << "% over " << s.mape_launch_records << "\n"
     << "OOM agreement: " << s.oom_agree << "/" << s.oom_records << "; peak-memory mean abs error: "
     << fmt("%.1f", s.mem_mape_pct) << "% over " << s.mem_records << " records\n"
     << "train records: " << s.train_records << " (GPU-bound " << s.gpu_bound << "), predicted " << s.predicted
@@ -241,6 +252,9 @@ nlohmann::json render_json(const CheckReport& r) {
                         {"max_err_id", s.max_err_id},
                         {"within_25_pct", s.within_25},
                         {"mape_records", s.mape_records},
+                        {"mape_by_bottleneck",
+                         {{"gpu", {{"mape_pct", s.mape_gpu_pct}, {"records", s.mape_gpu_records}}},
+                          {"launch_bound", {{"mape_pct", s.mape_launch_pct}, {"records", s.mape_launch_records}}}}},
                         {"oom_agree", s.oom_agree},
                         {"oom_records", s.oom_records},
                         {"peak_mem_mape_pct", s.mem_mape_pct},

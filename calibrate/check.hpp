@@ -60,6 +60,10 @@ struct CheckSummary {
   int mem_records = 0;
   double tolerance_pct = 10;
   bool pass = false;          // mape_pct <= tolerance_pct
+  // The same MAPE records split by the predicted bottleneck: where the GPU's work sets the step, and where the
+  // host's kernel issue does (launch-bound: its speed varies between hosts of the same kind, docs/calibration.md).
+  double mape_gpu_pct = 0, mape_launch_pct = 0;
+  int mape_gpu_records = 0, mape_launch_records = 0;
 };
 
 struct CheckReport {
