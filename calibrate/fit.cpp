@@ -321,12 +321,16 @@ std::optional<FitConstants> load_constants(const std::string& path, std::vector<
   return parse_constants(*doc, path, errors);
 }
 
+// One constant of a kernel-class file: positive when `required` (the class file itself), otherwise (a fit file)
+// zero or absent means "not set" and only a negative value is wrong.
+double class_value(FieldReader& r, const char* key, bool required) {
+  return (required ? r.number(key, true, true) : r.non_negative(key, false)).value_or(0);
+}
+
 void read_kernel_classes(FieldReader& r, ComputeConstants& c, bool required) {
   // In a kernel-classes file each constant must be positive; in a fit file 0 means "not set" (the general
   // constant applies) and only negatives are wrong.
-  auto value = [&](const char* key) {
-    return (required ? r.number(key, true, true) : r.non_negative(key, false)).value_or(0);
-  };
+  auto value = [&](const char* key) { return class_value(r, key, required); };
   c.bn_element_rate = value("bn_gelements_per_s") * 1e9;
   c.norm_row_cost = Seconds::ns(value("norm_row_cost_ns"));
   c.transpose_efficiency = value("transpose_efficiency");
@@ -344,9 +348,7 @@ constexpr std::array<const char*, 8> kPoolRateKeys{
 
 void read_probe_classes(FieldReader& r, ComputeConstants& c, bool required) {
   // Positive in a probe-classes file; 0 / absent = "not set" in a fit file.
-  auto value = [&](const char* key) {
-    return (required ? r.number(key, true, true) : r.non_negative(key, false)).value_or(0);
-  };
+  auto value = [&](const char* key) { return class_value(r, key, required); };
   for (std::size_t i = 0; i < c.pool_rate.size(); ++i) c.pool_rate[i] = value(kPoolRateKeys[i]) * 1e9;
   c.conv_stem_flop_efficiency = value("conv_stem_flop_efficiency");
   if (!required) c.probe_classes_source = r.string("probe_classes_source", false).value_or("");
@@ -360,9 +362,7 @@ constexpr std::array<const char*, nchw_band_count> kNchwPassKeys{
 
 void read_nchw_classes(FieldReader& r, ComputeConstants& c, bool required) {
   // As read_kernel_classes: positive in an NCHW-classes file, 0 = "as NHWC" in a fit file.
-  auto value = [&](const char* key) {
-    return (required ? r.number(key, true, true) : r.non_negative(key, false)).value_or(0);
-  };
+  auto value = [&](const char* key) { return class_value(r, key, required); };
   c.bn_nchw_fwd_rate_per_channel = value("bn_nchw_fwd_gelements_per_s_per_channel") * 1e9;
   c.bn_nchw_fwd_max_rate = value("bn_nchw_fwd_max_gelements_per_s") * 1e9;
   c.bn_nchw_fwd_plane_cost = Seconds::ns(required ? r.non_negative("bn_nchw_fwd_plane_ns", true).value_or(0)

@@ -20,6 +20,15 @@ namespace {
 
 const std::string kSrc = GPUPLAN_SOURCE_DIR;
 
+StepConfig vgg16(int batch, bool channels_last) {
+  StepConfig s;
+  s.model.id = "vgg16";
+  s.model.family = ModelFamily::cnn;
+  s.micro_batch = batch;
+  s.channels_last = channels_last;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("calibrate::nchw: BatchNorm time follows the per-channel rate law", "[calibrate]") {
@@ -93,12 +102,7 @@ TEST_CASE("calibrate::nchw: a transformed pass moves both activations and the fi
   // VGG-16 b64: the second convolution, 64 -> 64 channels, 3x3, on 224x224 maps, bf16 (2 bytes): input and
   // output 64 x 64 x 224 x 224 = 205,520,896 elements each, filter 64 x 64 x 9 = 36,864; each transform reads
   // and writes: 2 x 2 x (2 x 205,520,896 + 36,864) = 1,644,314,624 bytes per pass.
-  StepConfig s;
-  s.model.id = "vgg16";
-  s.model.family = ModelFamily::cnn;
-  s.micro_batch = 64;
-  s.channels_last = false;
-  const StepOps ops = build_step_ops(s);
+  const StepOps ops = build_step_ops(vgg16(64, false));
   std::vector<const Op*> tr;
   for (const Op& op : ops.micro)
     if (op.name.rfind("conv.nchw_transform", 0) == 0) tr.push_back(&op);
@@ -210,12 +214,7 @@ TEST_CASE("calibrate::probe classes: pools walk elements at their measured rate"
   // VGG-16 b64: its first pool, MaxPool2d(2, 2) on 64 x 64 x 224 x 224 = 205,520,896 input elements, output a
   // quarter (51,380,224). Forward walks input + output x 4 = 411,041,792 elements, backward input + output =
   // 256,901,120 (hand-computed); the builder marks both, in the step's layout.
-  StepConfig s;
-  s.model.id = "vgg16";
-  s.model.family = ModelFamily::cnn;
-  s.micro_batch = 64;
-  s.channels_last = false;
-  const StepOps ops = build_step_ops(s);
+  const StepOps ops = build_step_ops(vgg16(64, false));
   const Op* fwd = nullptr;
   const Op* bwd = nullptr;
   for (const Op& op : ops.micro) {
@@ -260,10 +259,7 @@ TEST_CASE("calibrate::probe classes: the 3-channel first convolution in 16-bit o
   REQUIRE(p);
   REQUIRE(pc);
   const DeviceModel dev = make_device_model(*p);
-  StepConfig s;
-  s.model.id = "vgg16";
-  s.model.family = ModelFamily::cnn;
-  s.micro_batch = 64;
+  StepConfig s = vgg16(64, true);
   int stems = 0;
   double ms = 0;
   for (const Op& op : build_step_ops(s).micro) {
