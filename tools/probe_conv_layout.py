@@ -21,6 +21,8 @@ import torch
 import torchvision
 from torch.profiler import ProfilerActivity, profile
 
+from torch_kernels import cuda_kernels
+
 DEFAULT = ["vgg16:64", "resnet50:128", "vgg11:128", "resnet18:256", "resnet101:64", "efficientnet_b0:128",
            "mobilenet_v2:128", "convnext_tiny:64", "resnet50:32", "vgg16:16", "resnet34:128", "alexnet:256",
            "googlenet:128", "squeezenet1_0:128", "regnet_y_400mf:128", "densenet121:64"]
@@ -82,15 +84,10 @@ def time_conv(key, channels_last):
             it()
         torch.cuda.synchronize()
     out = {}
-    for ev in prof.events():
-        if ev.device_type != torch.autograd.DeviceType.CUDA:
-            continue
-        dur = ev.device_time_total if hasattr(ev, "device_time_total") else ev.cuda_time_total
-        if dur <= 0:
-            continue
-        cls = classify(ev.name)
+    for name, kernel_ms in cuda_kernels(prof):
+        cls = classify(name)
         ms, cnt = out.get(cls, (0.0, 0.0))
-        out[cls] = (ms + dur / 1000 / iters, cnt + 1 / iters)
+        out[cls] = (ms + kernel_ms / iters, cnt + 1 / iters)
     return {k: [round(v[0], 5), round(v[1], 2)] for k, v in sorted(out.items())}
 
 

@@ -21,6 +21,8 @@ import torch.nn.functional as F
 import torchvision
 from torch.profiler import ProfilerActivity, profile
 
+from torch_kernels import cuda_kernels
+
 CLASSES = [
     ("dwconv", r"depthwise|dwconv|DepthwiseConv|conv_depthwise"),
     ("attention", r"fmha|flash|attention|efficient_attention"),
@@ -77,16 +79,11 @@ def run(model_name, batch, precision="bf16", channels_last=True):
             step()
         torch.cuda.synchronize()
     by_class, kernels, top = {}, 0, {}
-    for ev in prof.events():
-        if ev.device_type != torch.autograd.DeviceType.CUDA:
-            continue
-        dur = ev.device_time_total if hasattr(ev, "device_time_total") else ev.cuda_time_total
-        if dur <= 0:
-            continue
-        c = classify(ev.name)
-        by_class[c] = by_class.get(c, 0.0) + dur / 1000 / nprof
+    for name, ms in cuda_kernels(prof):
+        c = classify(name)
+        by_class[c] = by_class.get(c, 0.0) + ms / nprof
         kernels += 1
-        top[ev.name] = top.get(ev.name, 0.0) + dur / 1000 / nprof
+        top[name] = top.get(name, 0.0) + ms / nprof
     # Per aten operator and input shapes: GPU time of the kernels it launched itself (not its children),
     # so that each of the model's operators can be set against what PyTorch really ran.
     aten = []
