@@ -51,7 +51,8 @@ class CnnBuilder {
     if (max) {
       add_memory(out_.micro, "maxpool.fwd", Phase::forward, Bytes(a_ * in + (a_ + 8) * out), 1);
       mark_pool(1, in + out * k * k);
-      add_memory(out_.micro, "maxpool.bwd", Phase::backward, Bytes(a_ * in * 2 + (a_ + 8) * out), 2);
+      // One autograd node, two kernels: the input gradient's zero fill, then the scatter (or gather).
+      add_memory(out_.micro, "maxpool.bwd", Phase::backward, Bytes(a_ * in * 2 + (a_ + 8) * out), 1, 2);
       mark_pool(1, max_pool_bwd_elements(in, out, k));
       saved_ += 8 * out;  // indices
     } else {
@@ -172,7 +173,7 @@ class CnnBuilder {
     const double out = size();
     add_memory(out_.micro, "maxpool.fwd", Phase::forward, Bytes(a_ * in + (a_ + 8) * out), 1);
     mark_pool(1, in + out * 9);
-    add_memory(out_.micro, "maxpool.bwd", Phase::backward, Bytes(a_ * in * 2 + (a_ + 8) * out), 2);
+    add_memory(out_.micro, "maxpool.bwd", Phase::backward, Bytes(a_ * in * 2 + (a_ + 8) * out), 1, 2);
     mark_pool(1, max_pool_bwd_elements(in, out, 3));
     take(a_ * in);
     saved_ += 8 * out;

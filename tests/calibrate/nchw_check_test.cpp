@@ -227,6 +227,8 @@ TEST_CASE("calibrate::probe classes: pools walk elements at their measured rate"
   CHECK(fwd->pool_nchw);
   CHECK(fwd->pool_elements == Approx(411041792.0).epsilon(1e-12));
   CHECK(bwd->pool_elements == Approx(256901120.0).epsilon(1e-12));
+  CHECK(bwd->count == 1);    // one autograd node (one framework call) ...
+  CHECK(bwd->kernels == 2);  // ... launching the zero fill and the scatter
   // Against the probe (calibrate/probes/results/pool-2026-12-03.jsonl, measured alone): forward 0.616 ms,
   // backward 2.054 ms in NCHW; 0.617 and 1.235 ms channels-last. Within 15% with the fitted rates.
   std::vector<std::string> errors;
