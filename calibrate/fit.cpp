@@ -297,6 +297,7 @@ std::optional<ComputeConstants> load_probe_classes(const std::string& path, std:
 void copy_probe_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.pool_rate = from.pool_rate;
   to.conv_stem_flop_efficiency = from.conv_stem_flop_efficiency;
+  to.channel_sum = from.channel_sum;
   to.probe_classes_source = from.probe_classes_source;
 }
 
@@ -351,6 +352,32 @@ void read_probe_classes(FieldReader& r, ComputeConstants& c, bool required) {
   auto value = [&](const char* key) { return class_value(r, key, required); };
   for (std::size_t i = 0; i < c.pool_rate.size(); ++i) c.pool_rate[i] = value(kPoolRateKeys[i]) * 1e9;
   c.conv_stem_flop_efficiency = value("conv_stem_flop_efficiency");
+  // The per-channel sum samples: [{"rows", "channels", "layout": "nhwc" | "nchw", "gelements_per_s"}, ...].
+  const nlohmann::json& j = r.json();
+  if (j.is_object() && j.contains("channel_sum")) {
+    const nlohmann::json& arr = j["channel_sum"];
+    if (!arr.is_array()) {
+      r.error("channel_sum", "expected an array of {rows, channels, layout, gelements_per_s}");
+    } else {
+      for (std::size_t i = 0; i < arr.size(); ++i) {
+        const nlohmann::json& e = arr[i];
+        const std::string key = "channel_sum/" + std::to_string(i);
+        if (!e.is_object() || !e.contains("rows") || !e.contains("channels") || !e.contains("layout") ||
+            !e.contains("gelements_per_s") || !e["rows"].is_number() || !e["channels"].is_number() ||
+            !e["gelements_per_s"].is_number() || !e["layout"].is_string() ||
+            (e["layout"] != "nhwc" && e["layout"] != "nchw") || e["rows"].get<double>() <= 0 ||
+            e["channels"].get<double>() <= 0 || e["gelements_per_s"].get<double>() <= 0) {
+          r.error(key, "expected {\"rows\": > 0, \"channels\": > 0, \"layout\": \"nhwc\" or \"nchw\", "
+                       "\"gelements_per_s\": > 0}");
+          continue;
+        }
+        c.channel_sum.push_back({e["rows"].get<double>(), e["channels"].get<double>(), e["layout"] == "nchw",
+                                 e["gelements_per_s"].get<double>() * 1e9});
+      }
+    }
+  } else if (required) {
+    r.error("channel_sum", "expected an array of {rows, channels, layout, gelements_per_s}, got nothing");
+  }
   if (!required) c.probe_classes_source = r.string("probe_classes_source", false).value_or("");
 }
 
@@ -427,6 +454,11 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
     if (c.nchw_transform_passes[b] >= 0) j["constants"][kNchwPassKeys[b]] = c.nchw_transform_passes[b];
   for (std::size_t i = 0; i < c.pool_rate.size(); ++i) j["constants"][kPoolRateKeys[i]] = c.pool_rate[i] / 1e9;
   j["constants"]["conv_stem_flop_efficiency"] = c.conv_stem_flop_efficiency;
+  nlohmann::json sums = nlohmann::json::array();
+  for (const auto& s : c.channel_sum)
+    sums.push_back({{"rows", s.rows}, {"channels", s.channels}, {"layout", s.nchw ? "nchw" : "nhwc"},
+                    {"gelements_per_s", s.rate / 1e9}});
+  if (!sums.empty()) j["constants"]["channel_sum"] = sums;
   j["constants"]["probe_classes_source"] = c.probe_classes_source;
   j["memory"] = {{"fragmentation", fc.memory.fragmentation},
                  {"context_default_gib", fc.memory.context_default.gib()},

@@ -40,6 +40,27 @@ Seconds mem_time(Bytes b, const DeviceModel& dev, const ComputeConstants& c) {
 
 }  // namespace
 
+double channel_sum_rate(const std::vector<ComputeConstants::ChannelSumSample>& samples, double rows,
+                        double channels, bool nchw) {
+  std::vector<std::pair<double, double>> near;  // (squared distance, ln rate)
+  for (const auto& s : samples) {
+    if (s.nchw != nchw || s.rate <= 0 || s.rows <= 0 || s.channels <= 0) continue;
+    const double dr = std::log(rows / s.rows), dc = std::log(channels / s.channels);
+    near.emplace_back(dr * dr + dc * dc, std::log(s.rate));
+  }
+  if (near.empty()) return 0;
+  const std::size_t k = std::min<std::size_t>(4, near.size());
+  std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(k), near.end());
+  if (near.front().first < 1e-12) return std::exp(near.front().second);
+  double w_sum = 0, v_sum = 0;
+  for (std::size_t i = 0; i < k; ++i) {
+    const double w = 1.0 / near[i].first;
+    w_sum += w;
+    v_sum += w * near[i].second;
+  }
+  return std::exp(v_sum / w_sum);
+}
+
 Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c) {
   Seconds work;
   switch (op.kind) {
@@ -75,6 +96,11 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
           work = std::max(work, Seconds(Seconds(op.elements / std::min(op.channels * rc, rmax)) + plane * op.planes));
       } else if (op.bn_elements > 0 && c.bn_element_rate > 0) {
         work = std::max(work, Seconds(op.bn_elements / c.bn_element_rate));
+      }
+      if (op.channel_sum_rows > 0 && !c.channel_sum.empty()) {
+        const double r = channel_sum_rate(c.channel_sum, op.channel_sum_rows, op.channel_sum_channels,
+                                          op.channel_sum_nchw);
+        if (r > 0) work = Seconds(op.channel_sum_rows * op.channel_sum_channels / r);
       }
       if (op.pool > 0 && op.pool <= 2) {
         const double r = c.pool_rate[pool_rate_index(op.pool, op.phase != Phase::forward, op.pool_nchw)];

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <string>
+#include <vector>
 
 #include "models/gemm_model.hpp"
 #include "models/gpu_profile.hpp"
@@ -64,6 +65,13 @@ struct ComputeConstants {
   // Pooling, elements per second by pool_rate_index(); the first convolution's FLOP rate / large-GEMM rate.
   std::array<double, 8> pool_rate{};
   double conv_stem_flop_efficiency = 0;
+  // Per-channel sums (g.sum(dim=(0, 2, 3))) measured over a grid of shapes; empty = by bytes.
+  struct ChannelSumSample {
+    double rows = 0, channels = 0;  // N x H x W, C
+    bool nchw = false;
+    double rate = 0;                // elements per second
+  };
+  std::vector<ChannelSumSample> channel_sum;
   std::string probe_classes_source;
   std::string nchw_classes_source;
   std::string kernel_classes_source;    // where the four above come from
@@ -115,6 +123,12 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
 constexpr std::size_t pool_rate_index(int pool, bool backward, bool nchw) {
   return static_cast<std::size_t>((pool - 1) * 4 + (backward ? 2 : 0) + (nchw ? 1 : 0));
 }
+
+// Rate of a per-channel sum of `rows` x `channels` elements in a layout, interpolated over the measured samples
+// of that layout: inverse-distance weights (power 2) over the four nearest in (ln rows, ln channels), on ln rate;
+// a sample at the query itself is returned as measured. 0 when no sample of the layout exists.
+double channel_sum_rate(const std::vector<ComputeConstants::ChannelSumSample>& samples, double rows,
+                        double channels, bool nchw);
 
 // GPU time of one occurrence of `op`.
 Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c);

@@ -61,6 +61,10 @@ struct Op {
   // A GEMM of the network's first convolution (the 3-channel image: K = 3 k^2): cuDNN runs it far below the GEMM
   // surface, so it is timed by FLOPs at a measured fraction of the dtype's large-GEMM rate.
   bool stem = false;
+  // A per-channel sum over batch and pixels (a convolution's bias gradient): channel_sum_rows = N x H x W summed
+  // into channel_sum_channels outputs, in the layout channel_sum_nchw. Timed at the probed rate of that shape.
+  double channel_sum_rows = 0, channel_sum_channels = 0;
+  bool channel_sum_nchw = false;
 };
 
 // The bands of NchwBand: a spatial (k > 1) convolution, the network's first one (no input gradient), and 1x1

@@ -118,6 +118,9 @@ class CnnBuilder {
     out_.micro.back().nested = true;
     add_memory(out_.micro, "conv.bias_grad", Phase::backward, Bytes(a_ * n), 1, 2);
     out_.micro.back().nested = true;
+    out_.micro.back().channel_sum_rows = b_ * h_ * w_;
+    out_.micro.back().channel_sum_channels = c_;
+    out_.micro.back().channel_sum_nchw = nchw_;
     params_ += c_;
     tensors_ += 1;
   }

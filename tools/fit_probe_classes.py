@@ -15,7 +15,12 @@ Conv2d, whose input is the 3-channel image, so K = 3 k^2): cuDNN runs it at 12-4
 expects several hundred. Timed by FLOPs (forward and weight gradient: 2 x 2 N Ho Wo Cout 3 k^2) at a fraction e of
 the profile's large bf16 GEMM rate (the fit file's gemm_surface rate), pooled: e = sum FLOPs / (R sum t).
 
-Usage: python3 tools/fit_probe_classes.py POOL.jsonl CONV_LAYOUT.jsonl [--fit F]
+Per-channel sums (tools/probe_channel_sum.py: g.sum(dim=(0, 2, 3)), a convolution's bias gradient, over N, C and
+H = W in both layouts): no simple law fits their rate (4-1,800 G elements/s), so the measured samples themselves
+are written, as rows = N x H x W, channels = C, layout and rate; the model interpolates them
+(models/compute_model.hpp, channel_sum_rate).
+
+Usage: python3 tools/fit_probe_classes.py POOL.jsonl CONV_LAYOUT.jsonl CHANNEL_SUM.jsonl [--fit F]
 Prints the constants as JSON (calibrate/profiles/probe-classes-<gpu>.json; `gpuplan calibrate fit --probe-classes`).
 """
 import argparse
@@ -56,6 +61,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("pool")
     ap.add_argument("conv_layout")
+    ap.add_argument("channel_sum")
     ap.add_argument("--fit", default="calibrate/profiles/fit-h200.json", help="fit file (gemm_surface bf16 rate)")
     a = ap.parse_args()
     rate_bf16 = json.load(open(a.fit))["fit"]["gemm_surface"]["bf16"]["rate_tflops"]
@@ -73,8 +79,18 @@ def main():
     out["conv_stem_flop_efficiency"] = round(e, 5)
     stats["conv_stem"] = {"shapes": len(sp), "mean_abs_error": round(sum(errs) / len(errs), 4),
                           "max_abs_error": round(max(errs), 4), "networks": sorted({n for n, _, _ in sp})}
-    out["source"] = (f"tools/fit_probe_classes.py over {os.path.basename(a.pool)} and "
-                     f"{os.path.basename(a.conv_layout)}, bf16 large-GEMM rate {rate_bf16:.1f} TFLOP/s from the fit")
+    out["channel_sum"] = []
+    for line in open(a.channel_sum):
+        r = json.loads(line)
+        if "N" not in r or r["ms"] <= 0:
+            continue
+        rows = r["N"] * r["H"] * r["W"]
+        out["channel_sum"].append({"rows": rows, "channels": r["C"], "layout": "nhwc" if r["channels_last"] else "nchw",
+                                   "gelements_per_s": round(rows * r["C"] / (r["ms"] * 1e6), 3)})
+    stats["channel_sum"] = {"samples": len(out["channel_sum"])}
+    out["source"] = (f"tools/fit_probe_classes.py over {os.path.basename(a.pool)}, "
+                     f"{os.path.basename(a.conv_layout)} and {os.path.basename(a.channel_sum)}, bf16 large-GEMM rate "
+                     f"{rate_bf16:.1f} TFLOP/s from the fit")
     out["fit"] = stats
     print(json.dumps(out, indent=2))
 

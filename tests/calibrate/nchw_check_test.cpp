@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <array>
+#include <cstdio>
+#include <fstream>
 #include <cmath>
 
 #include "calibrate/check.hpp"
@@ -278,4 +280,60 @@ TEST_CASE("calibrate::probe classes: the 3-channel first convolution in 16-bit o
   s.precision = Precision::fp32;
   for (const Op& op : build_step_ops(s).micro)
     if (op.stem) CHECK(op_gpu_time(op, dev, *pc) == op_gpu_time(op, dev, ComputeConstants{}));
+}
+
+TEST_CASE("calibrate::probe classes: a bias gradient's per-channel sum at its probed rate", "[calibrate]") {
+  std::vector<std::string> errors;
+  auto p = load_profile(kSrc + "/calibrate/profiles/h200.json", errors);
+  auto pc = load_probe_classes(kSrc + "/calibrate/profiles/probe-classes-h200.json", errors);
+  INFO((errors.empty() ? std::string() : errors.front()));
+  REQUIRE(p);
+  REQUIRE(pc);
+  REQUIRE(pc->channel_sum.size() >= 200);
+  const DeviceModel dev = make_device_model(*p);
+  ComputeConstants c = *pc;
+  c.gpu_per_kernel = Seconds::us(0);  // the probe times kernels alone
+  // At a probed shape the measured time comes back (calibrate/probes/results/channel-sum-2026-12-03.jsonl:
+  // N 128, C 64, 56 x 56, channels-last: 0.07699 ms).
+  Op op;
+  op.kind = OpKind::memory;
+  op.phase = Phase::backward;
+  op.bytes = Bytes(1);
+  op.channel_sum_rows = 128.0 * 56 * 56;
+  op.channel_sum_channels = 64;
+  CHECK(op_gpu_time(op, dev, c).ms() == Approx(0.07699).epsilon(1e-3));
+  // Between probed shapes the rate lies between its neighbours': C 64 -> 128 at 56 x 56 and 112 x 112 measured
+  // 334, 723, 279 and 755 G elements/s; the midpoint C 90, 80 x 80 must fall inside that range.
+  const double r = channel_sum_rate(c.channel_sum, 128.0 * 80 * 80, 90, false);
+  CHECK(r > 279e9);
+  CHECK(r < 755e9);
+  // The builder marks a convolution's bias gradient (VGG-16's first: b64, 64 channels, 224 x 224).
+  StepConfig s = vgg16(64, true);
+  const Op* grad = nullptr;
+  for (const Op& o : build_step_ops(s).micro)
+    if (o.name == "conv.bias_grad") { grad = &o; break; }
+  REQUIRE(grad);
+  CHECK(grad->channel_sum_rows == 64.0 * 224 * 224);
+  CHECK(grad->channel_sum_channels == 64);
+  CHECK_FALSE(grad->channel_sum_nchw);
+}
+
+TEST_CASE("calibrate::probe classes: a bad per-channel sum sample is named by its JSON path", "[calibrate]") {
+  const std::string path = "probe-classes-bad-test.json";
+  {
+    std::ofstream f(path);
+    f << R"({"max_pool_fwd_nhwc_gelements_per_s": 1, "max_pool_fwd_nchw_gelements_per_s": 1,
+             "max_pool_bwd_nhwc_gelements_per_s": 1, "max_pool_bwd_nchw_gelements_per_s": 1,
+             "avg_pool_fwd_nhwc_gelements_per_s": 1, "avg_pool_fwd_nchw_gelements_per_s": 1,
+             "avg_pool_bwd_nhwc_gelements_per_s": 1, "avg_pool_bwd_nchw_gelements_per_s": 1,
+             "conv_stem_flop_efficiency": 0.05,
+             "channel_sum": [{"rows": 100, "channels": 8, "layout": "nhwc", "gelements_per_s": 5},
+                             {"rows": 100, "channels": 8, "layout": "nhcw", "gelements_per_s": 5}]})";
+  }
+  std::vector<std::string> errors;
+  const auto pc = load_probe_classes(path, errors);
+  std::remove(path.c_str());
+  CHECK_FALSE(pc);
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find(path + ":/channel_sum/1: expected") == 0);
 }
