@@ -22,6 +22,23 @@ namespace {
 
 const std::string kSrc = GPUPLAN_SOURCE_DIR;
 
+// The H200 device model, and the probe-class constants measured on it.
+DeviceModel h200() {
+  std::vector<std::string> errors;
+  auto p = load_profile(kSrc + "/calibrate/profiles/h200.json", errors);
+  INFO((errors.empty() ? std::string() : errors.front()));
+  REQUIRE(p);
+  return make_device_model(*p);
+}
+
+ComputeConstants h200_probe_classes() {
+  std::vector<std::string> errors;
+  auto pc = load_probe_classes(kSrc + "/calibrate/profiles/probe-classes-h200.json", errors);
+  INFO((errors.empty() ? std::string() : errors.front()));
+  REQUIRE(pc);
+  return *pc;
+}
+
 StepConfig vgg16(int batch, bool channels_last) {
   StepConfig s;
   s.model.id = "vgg16";
@@ -233,14 +250,8 @@ TEST_CASE("calibrate::probe classes: pools walk elements at their measured rate"
   CHECK(bwd->kernels == 2);  // ... launching the zero fill and the scatter
   // Against the probe (calibrate/probes/results/pool-2026-12-03.jsonl, measured alone): forward 0.616 ms,
   // backward 2.054 ms in NCHW; 0.617 and 1.235 ms channels-last. Within 15% with the fitted rates.
-  std::vector<std::string> errors;
-  auto p = load_profile(kSrc + "/calibrate/profiles/h200.json", errors);
-  auto pc = load_probe_classes(kSrc + "/calibrate/profiles/probe-classes-h200.json", errors);
-  INFO((errors.empty() ? std::string() : errors.front()));
-  REQUIRE(p);
-  REQUIRE(pc);
-  const DeviceModel dev = make_device_model(*p);
-  ComputeConstants c = *pc;
+  const DeviceModel dev = h200();
+  ComputeConstants c = h200_probe_classes();
   c.gpu_per_kernel = Seconds::us(0);  // the probe times kernels alone
   CHECK(std::abs(op_gpu_time(*fwd, dev, c).ms() / 0.616 - 1) <= 0.15);
   CHECK(std::abs(op_gpu_time(*bwd, dev, c).ms() / 2.054 - 1) <= 0.15);
@@ -257,12 +268,8 @@ TEST_CASE("calibrate::probe classes: pools walk elements at their measured rate"
 }
 
 TEST_CASE("calibrate::probe classes: the 3-channel first convolution in 16-bit only", "[calibrate]") {
-  std::vector<std::string> errors;
-  auto p = load_profile(kSrc + "/calibrate/profiles/h200.json", errors);
-  auto pc = load_probe_classes(kSrc + "/calibrate/profiles/probe-classes-h200.json", errors);
-  REQUIRE(p);
-  REQUIRE(pc);
-  const DeviceModel dev = make_device_model(*p);
+  const DeviceModel dev = h200();
+  const ComputeConstants pc = h200_probe_classes();
   StepConfig s = vgg16(64, true);
   int stems = 0;
   double ms = 0;
@@ -270,7 +277,7 @@ TEST_CASE("calibrate::probe classes: the 3-channel first convolution in 16-bit o
     if (!op.stem) continue;
     ++stems;
     CHECK(op.conv);
-    ms += op_gpu_time(op, dev, *pc).ms() * op.count;
+    ms += op_gpu_time(op, dev, pc).ms() * op.count;
   }
   CHECK(stems == 2);  // forward and weight gradient: the image needs no gradient
   // Measured alone (calibrate/probes/results/conv-layout-2026-12-03.jsonl, channels-last): 0.801 ms for both
@@ -279,19 +286,13 @@ TEST_CASE("calibrate::probe classes: the 3-channel first convolution in 16-bit o
   // fp32 keeps the GEMM surface: the class is measured in bf16 only.
   s.precision = Precision::fp32;
   for (const Op& op : build_step_ops(s).micro)
-    if (op.stem) CHECK(op_gpu_time(op, dev, *pc) == op_gpu_time(op, dev, ComputeConstants{}));
+    if (op.stem) CHECK(op_gpu_time(op, dev, pc) == op_gpu_time(op, dev, ComputeConstants{}));
 }
 
 TEST_CASE("calibrate::probe classes: a bias gradient's per-channel sum at its probed rate", "[calibrate]") {
-  std::vector<std::string> errors;
-  auto p = load_profile(kSrc + "/calibrate/profiles/h200.json", errors);
-  auto pc = load_probe_classes(kSrc + "/calibrate/profiles/probe-classes-h200.json", errors);
-  INFO((errors.empty() ? std::string() : errors.front()));
-  REQUIRE(p);
-  REQUIRE(pc);
-  REQUIRE(pc->channel_sum.size() >= 200);
-  const DeviceModel dev = make_device_model(*p);
-  ComputeConstants c = *pc;
+  const DeviceModel dev = h200();
+  ComputeConstants c = h200_probe_classes();
+  REQUIRE(c.channel_sum.size() >= 200);
   c.gpu_per_kernel = Seconds::us(0);  // the probe times kernels alone
   // At a probed shape the measured time comes back (calibrate/probes/results/channel-sum-2026-12-03.jsonl:
   // N 128, C 64, 56 x 56, channels-last: 0.07699 ms).
