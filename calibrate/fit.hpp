@@ -43,7 +43,8 @@ std::optional<ComputeConstants> load_kernel_classes(const std::string& path, std
 std::optional<ComputeConstants> load_nchw_classes(const std::string& path, std::vector<std::string>& errors);
 void copy_nchw_classes(const ComputeConstants& from, ComputeConstants& to);
 // Reads the probe-class constants written by tools/fit_probe_classes.py (pooling rates, the first convolution's
-// FLOP efficiency, each from kernels probed one at a time); `calibrate fit --probe-classes FILE` holds them fixed.
+// FLOP efficiency, the per-channel sum samples; each from kernels probed one at a time); `calibrate fit
+// --probe-classes FILE` holds them fixed.
 std::optional<ComputeConstants> load_probe_classes(const std::string& path, std::vector<std::string>& errors);
 void copy_probe_classes(const ComputeConstants& from, ComputeConstants& to);
 
