@@ -139,7 +139,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     return p;
   }
   const double accum = std::max(1, step.grad_accum);
-  double kernels = 0, conv_kernels = 0, fwd_kernels = 0, accum_kernels = 0, calls = 0;
+  double kernels = 0, conv_calls_n = 0, fwd_kernels = 0, accum_kernels = 0, calls = 0;
   Seconds compute;
   auto account = [&](const Op& op, double times, Seconds& phase_time, bool python = false) {
     const double n = op_count(op, c) * times;
@@ -152,7 +152,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
       calls += n;
       if (python) p.calls_forward += n;
     }
-    if (op.conv) conv_kernels += n;
+    if (op.conv) conv_calls_n += n;
     p.flops += op.flops * n;
     if (op.kind == OpKind::gemm || op.kind == OpKind::attention) compute += t;
     if (op.nchw) p.gpu_nchw += t;
@@ -183,12 +183,12 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
   p.gpu_compute = compute;
   p.kernels = kernels;
   p.calls = calls;
-  p.conv_calls = conv_kernels;
+  p.conv_calls = conv_calls_n;
   p.cpu_issue = step.cuda_graphs ? dev.launch_graph * kernels
                                  : c.cpu_per_kernel_eager * fwd_kernels +
                                        c.cpu_per_bwd_kernel_eager * (kernels - fwd_kernels - accum_kernels) +
                                        dev.launch_eager * accum_kernels +
-                                       c.cpu_per_conv_eager * conv_kernels +
+                                       c.cpu_per_conv_eager * conv_calls_n +
                                        c.cpu_per_op_eager * calls + c.cpu_per_step_eager;
   p.total = std::max(p.cpu_issue, p.gpu_busy);
   p.gpu_busy_frac = p.total.value() > 0 ? p.gpu_busy / p.total : 0.0;

@@ -9,7 +9,8 @@
 // with R, k0 from the GEMM surface (gemm_model.hpp), B the probe's device-copy bandwidth and n_k kernels.
 // Kernel classes measured apart replace the bytes term where set (BatchNorm, LayerNorm rows, transposes, NCHW
 // BatchNorm / depthwise / layout transforms; probe classes: pools by elements walked, the 3-channel first
-// convolution by FLOPs), and NCHW layout transforms occur per their convolution band's measured passes (op_count).
+// convolution by FLOPs, bias-gradient sums at the probed rate of their shape), and NCHW layout transforms occur
+// per their convolution band's measured passes (op_count).
 // CPU issue time (eager): n_calls * t_call + n_fwd * t_fwd + n_bwd * t_bwd + n_conv * t_conv + t_step, n_calls
 // the framework calls (one per operator occurrence: a module call forward, an autograd node backward, an
 // optimizer call), whatever their kernel count; gradient-accumulation adds cost the launch probe's time per

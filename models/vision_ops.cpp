@@ -169,18 +169,7 @@ class CnnBuilder {
     add_memory(out_.micro, "stochastic_depth.bwd", Phase::backward, Bytes(3 * a_ * n), 1);
   }
   // nn.MaxPool2d(3, 2, 1): the stem pool of ResNet and its kin.
-  void maxpool() {
-    const double in = size();
-    h_ = std::ceil(h_ / 2);
-    w_ = std::ceil(w_ / 2);
-    const double out = size();
-    add_memory(out_.micro, "maxpool.fwd", Phase::forward, Bytes(a_ * in + (a_ + 8) * out), 1);
-    mark_pool(1, in + out * 9);
-    add_memory(out_.micro, "maxpool.bwd", Phase::backward, Bytes(a_ * in * 2 + (a_ + 8) * out), 1, 2);
-    mark_pool(1, max_pool_bwd_elements(in, out, 3));
-    take(a_ * in);
-    saved_ += 8 * out;
-  }
+  void maxpool() { pool(true, 3, 2, 1, false); }
   // Squeeze-and-excitation: global pool, two 1x1 convs with activation, gate, channel-wise scale.
   void squeeze_excite(int squeeze) {
     const double n = size();
