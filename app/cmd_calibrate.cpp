@@ -9,6 +9,7 @@
 #include "app/profile_cache.hpp"
 #include "calibrate/loader_check.hpp"
 #include "calibrate/check.hpp"
+#include "calibrate/conv_check.hpp"
 #include "calibrate/fit.hpp"
 #include "calibrate/profile_io.hpp"
 #include "calibrate/reference_runs.hpp"
@@ -34,6 +35,8 @@ struct CalibrateOptions {
   std::string nchw_classes;           // fit: NCHW kernel-class constants carried along (tools/fit_nchw_classes.py)
   std::string probe_classes;          // fit: probe-class constants held fixed (tools/fit_probe_classes.py)
   bool host_cpu_scale = false;        // fit: one CPU speed factor per runs file after the first
+  std::string probe;                  // convs: tools/probe_conv_layout.py output
+  std::string layout = "nhwc";        // convs: nhwc, nchw or both
 };
 
 std::string join(const std::vector<std::string>& v) {
@@ -102,6 +105,22 @@ int run_check_command(const CalibrateOptions& o) {
     svg << calibrate::render_svg(rep);
   }
   return rep.summary.pass ? kExitOk : kExitCheckFailed;
+}
+
+int run_convs_command(const CalibrateOptions& o) {
+  std::vector<std::string> errors;
+  auto profile = calibrate::load_profile(o.profile, errors);
+  const std::string cpath = o.constants.empty() ? default_constants_path(o.profile) : o.constants;
+  auto constants = calibrate::load_constants(cpath, errors);
+  if (!report(errors) || !profile || !constants) return kExitBadInput;
+  const auto rows = calibrate::check_convs(o.probe, make_device_model(*profile), *constants, o.layout, errors);
+  if (!report(errors)) return kExitBadInput;
+  const auto summary = calibrate::summarize_convs(rows);
+  if (o.format == "json")
+    std::cout << calibrate::render_conv_json(rows, summary).dump(2) << "\n";
+  else
+    std::cout << calibrate::render_conv_table(rows, summary);
+  return kExitOk;
 }
 
 int run_fit_command(const CalibrateOptions& o) {
@@ -235,6 +254,17 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");
   fit->callback([opts, &ctx] { ctx.exit_code = run_fit_command(*opts); });
+
+  auto* convs = cal->add_subcommand(
+      "convs", "Time single convolutions with the model and compare with tools/probe_conv_layout.py's measurements");
+  convs->add_option("--profile", opts->profile, "GPU profile JSON")->required();
+  convs->add_option("--constants", opts->constants, "fitted constants (default: fit-<profile>.json beside it)");
+  convs->add_option("--probe", opts->probe, "probe results, JSON lines (calibrate/probes/results/conv-layout-*.jsonl)")
+      ->required();
+  convs->add_option("--layout", opts->layout, "nhwc (channels-last), nchw or both (default nhwc)")
+      ->check(CLI::IsMember({"nhwc", "nchw", "both"}));
+  convs->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  convs->callback([opts, &ctx] { ctx.exit_code = run_convs_command(*opts); });
 
   add_calibrate_comm_command(cal, ctx);  // issue 5: app/cmd_calibrate_comm.cpp
 }

@@ -41,6 +41,10 @@ class CnnBuilder {
   void conv_padded(int cout, int kh, int kw, int stride, int ph, int pw) {
     conv_to(cout, kh, kw, 1, out_size(h_, kh, stride, ph, false), out_size(w_, kw, stride, pw, false));
   }
+  // Any nn.Conv2d: kernel, stride and padding per dimension, groups.
+  void conv_general(int cout, int kh, int kw, int sh, int sw, int ph, int pw, int groups) {
+    conv_to(cout, kh, kw, groups, out_size(h_, kh, sh, ph, false), out_size(w_, kw, sw, pw, false));
+  }
   // nn.MaxPool2d / nn.AvgPool2d (kernel, stride, padding, ceil_mode); max-pool saves int64 indices.
   void pool(bool max, int k, int stride, int pad, bool ceil_mode) {
     const double in = size();
@@ -290,6 +294,10 @@ class CnnBuilder {
   // consumes it again does not save it twice.
   struct State { int c; double h, w; int tensor; };
   State state() const { return {c_, h_, w_, tensor_}; }
+  // Starts from a c x h x w feature map; `first` = the network's first convolution (its input needs no gradient).
+  void start_at(int c, double h, double w, bool first) {
+    c_ = c; h_ = h; w_ = w; first_ = first;
+  }
   void restore(State s) {
     take_unsaved();
     c_ = s.c; h_ = s.h; w_ = s.w; tensor_ = s.tensor;
@@ -1017,6 +1025,16 @@ std::optional<TransformerDims> vit_dims(const std::string& id) {
   t.seq = 0;
   t.tied_embeddings = false;
   return t;
+}
+
+StepOps build_conv_layer_ops(const StepConfig& step, const ConvLayer& l) {
+  StepOps out;
+  CnnBuilder nb(step, out);
+  out.micro.clear();  // no image cast: one layer, not a network
+  nb.start_at(l.c_in, l.h, l.w, l.first);
+  nb.conv_general(l.c_out, l.kh, l.kw, l.stride_h, l.stride_w, l.pad_h, l.pad_w, l.groups);
+  if (l.bias) nb.bias();
+  return out;
 }
 
 StepOps build_cnn_ops(const StepConfig& step) {

@@ -21,6 +21,17 @@ namespace gp {
 // inception_v3).
 bool known_cnn(const std::string& id);
 
+// One nn.Conv2d of a network (the shapes tools/probe_conv_layout.py records), for timing convolutions alone.
+struct ConvLayer {
+  int c_in = 0, h = 0, w = 0, c_out = 0, kh = 1, kw = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  int groups = 1;
+  bool bias = false;
+  bool first = false;  // the network's first convolution: its input needs no gradient (no input-gradient pass)
+};
+// The operators of that one convolution's forward and backward at `step`'s batch, precision and layout (no
+// optimizer, no loss): its passes, weight casts under autocast, bias and NCHW transforms as in a network.
+StepOps build_conv_layer_ops(const StepConfig& step, const ConvLayer& l);
+
 // Dimensions of torchvision's ViT variants (vit_b_16, vit_b_32, vit_l_16, vit_l_32, vit_h_14), or nullopt.
 std::optional<TransformerDims> vit_dims(const std::string& id);
 

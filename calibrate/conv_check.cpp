@@ -1,0 +1,196 @@
+#include "calibrate/conv_check.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "calibrate/json_fields.hpp"
+
+namespace gp::calibrate {
+namespace {
+
+// One [a, b] pair of the probe (stride, padding, kernel per dimension); errors name the pointer.
+bool pair_of(const nlohmann::json& j, const char* key, int& a, int& b, const std::string& where,
+             std::vector<std::string>& errors) {
+  if (!j.contains(key) || !j[key].is_array() || j[key].size() != 2 || !j[key][0].is_number_integer() ||
+      !j[key][1].is_number_integer()) {
+    errors.push_back(where + ":/" + key + ": expected an array of two integers");
+    return false;
+  }
+  a = j[key][0].get<int>();
+  b = j[key][1].get<int>();
+  return true;
+}
+
+// [ms, kernels] of one kernel class in one layout (absent: 0).
+double class_ms(const nlohmann::json& layout, const char* cls) {
+  if (!layout.is_object() || !layout.contains(cls) || !layout[cls].is_array() || layout[cls].empty() ||
+      !layout[cls][0].is_number())
+    return 0;
+  return layout[cls][0].get<double>();
+}
+
+std::string kind_of(const ConvLayer& l) {
+  if (l.first) return "first";
+  if (l.groups > 1 && l.groups == l.c_in) return "depthwise";
+  if (l.groups > 1) return "grouped";
+  return l.kh * l.kw == 1 ? "pointwise" : "spatial";
+}
+
+}  // namespace
+
+std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel& dev, const FitConstants& constants,
+                                      const std::string& layouts, std::vector<std::string>& errors) {
+  std::vector<ConvCheckRow> out;
+  std::ifstream in(path);
+  if (!in) {
+    errors.push_back(path + ": cannot open the convolution probe file");
+    return out;
+  }
+  std::string text;
+  int line = 0;
+  while (std::getline(in, text)) {
+    ++line;
+    if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(line);
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+      errors.push_back(where + ": expected one JSON object per line");
+      continue;
+    }
+    if (!j.contains("model") && j.contains("torch")) continue;  // the probe's trailing software line
+    const std::size_t before = errors.size();
+    FieldReader r(j, where, "", errors);
+    ConvLayer l;
+    const std::string model = r.string("model", true).value_or("");
+    const int batch = static_cast<int>(r.number("batch", true, true).value_or(0));
+    l.c_in = static_cast<int>(r.number("c_in", true, true).value_or(0));
+    l.h = static_cast<int>(r.number("h", true, true).value_or(0));
+    l.w = static_cast<int>(r.number("w", true, true).value_or(0));
+    l.c_out = static_cast<int>(r.number("c_out", true, true).value_or(0));
+    l.groups = static_cast<int>(r.number("groups", true, true).value_or(1));
+    l.bias = r.boolean("bias", true).value_or(false);
+    l.first = r.boolean("first", true).value_or(false);
+    pair_of(j, "k", l.kh, l.kw, where, errors);
+    pair_of(j, "stride", l.stride_h, l.stride_w, where, errors);
+    pair_of(j, "pad", l.pad_h, l.pad_w, where, errors);
+    if (errors.size() != before) continue;
+    for (const bool nchw : {false, true}) {
+      const std::string name = nchw ? "nchw" : "nhwc";
+      if (layouts != "both" && layouts != name) continue;
+      if (!j.contains(name)) continue;
+      StepConfig step;
+      step.micro_batch = batch;
+      step.precision = Precision::bf16;
+      step.channels_last = !nchw;
+      step.model.family = ModelFamily::cnn;
+      const StepOps ops = build_conv_layer_ops(step, l);
+      ConvCheckRow row;
+      row.model = model;
+      row.batch = batch;
+      row.layer = l;
+      row.nchw = nchw;
+      row.kind = kind_of(l);
+      row.measured_ms = class_ms(j[name], "conv");
+      row.measured_transform_ms = class_ms(j[name], "to_nhwc") + class_ms(j[name], "to_nchw");
+      for (const Op& op : ops.micro) {
+        const double ms = op_gpu_time(op, dev, constants.compute).ms() * op_count(op, constants.compute);
+        if ((op.kind == OpKind::gemm && op.conv) || op.kind == OpKind::simt)
+          row.predicted_ms += ms;
+        else if (op.nchw_band >= 0)
+          row.predicted_transform_ms += ms;
+      }
+      if (row.measured_ms > 0 && row.predicted_ms > 0) out.push_back(row);
+    }
+  }
+  return out;
+}
+
+ConvCheckSummary summarize_convs(const std::vector<ConvCheckRow>& rows) {
+  ConvCheckSummary s;
+  std::map<std::string, std::pair<std::vector<double>, int>> parts;
+  double sq = 0, sum = 0;
+  for (const auto& r : rows) {
+    const double e = std::log(r.predicted_ms / r.measured_ms);
+    sq += e * e;
+    sum += e;
+    s.total_measured_ms += r.measured_ms;
+    s.total_predicted_ms += r.predicted_ms;
+    parts[r.kind].first.push_back(e);
+  }
+  s.rows = static_cast<int>(rows.size());
+  if (s.rows > 0) {
+    s.rms_log_error = std::sqrt(sq / s.rows);
+    s.mean_log_error = sum / s.rows;
+  }
+  for (const auto& [kind, p] : parts) {
+    ConvCheckSummary::Part part;
+    part.kind = kind;
+    part.rows = static_cast<int>(p.first.size());
+    double q = 0, m = 0;
+    for (double e : p.first) {
+      q += e * e;
+      m += e;
+    }
+    part.rms_log_error = std::sqrt(q / part.rows);
+    part.mean_log_error = m / part.rows;
+    s.by_kind.push_back(part);
+  }
+  return s;
+}
+
+std::string render_conv_table(const std::vector<ConvCheckRow>& rows, const ConvCheckSummary& s) {
+  std::string out;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "%-18s %4s %-28s %-4s %9s %9s %7s\n", "model", "N", "conv (Cin HxW -> Cout kxk/s g)",
+                "lay", "meas ms", "pred ms", "err%");
+  out += buf;
+  for (const auto& r : rows) {
+    char shape[64];
+    std::snprintf(shape, sizeof shape, "%d %dx%d->%d %dx%d/%d g%d", r.layer.c_in, r.layer.h, r.layer.w, r.layer.c_out,
+                  r.layer.kh, r.layer.kw, r.layer.stride_h, r.layer.groups);
+    std::snprintf(buf, sizeof buf, "%-18.18s %4d %-28.28s %-4s %9.3f %9.3f %+7.1f\n", r.model.c_str(), r.batch, shape,
+                  r.nchw ? "nchw" : "nhwc", r.measured_ms, r.predicted_ms,
+                  100.0 * (r.predicted_ms / r.measured_ms - 1));
+    out += buf;
+  }
+  std::snprintf(buf, sizeof buf,
+                "\n%d convolutions: RMS ln(predicted/measured) %.3f, mean %+.3f; total %.1f ms measured, %.1f ms "
+                "predicted\n",
+                s.rows, s.rms_log_error, s.mean_log_error, s.total_measured_ms, s.total_predicted_ms);
+  out += buf;
+  for (const auto& p : s.by_kind) {
+    std::snprintf(buf, sizeof buf, "  %-10s %4d  RMS %.3f  mean %+.3f\n", p.kind.c_str(), p.rows, p.rms_log_error,
+                  p.mean_log_error);
+    out += buf;
+  }
+  return out;
+}
+
+nlohmann::json render_conv_json(const std::vector<ConvCheckRow>& rows, const ConvCheckSummary& s) {
+  nlohmann::json j;
+  j["rows"] = nlohmann::json::array();
+  for (const auto& r : rows) {
+    const ConvLayer& l = r.layer;
+    j["rows"].push_back({{"model", r.model}, {"batch", r.batch}, {"c_in", l.c_in}, {"h", l.h}, {"w", l.w},
+                         {"c_out", l.c_out}, {"k", {l.kh, l.kw}}, {"stride", {l.stride_h, l.stride_w}},
+                         {"pad", {l.pad_h, l.pad_w}}, {"groups", l.groups}, {"bias", l.bias}, {"first", l.first},
+                         {"layout", r.nchw ? "nchw" : "nhwc"}, {"kind", r.kind}, {"measured_ms", r.measured_ms},
+                         {"predicted_ms", r.predicted_ms}, {"measured_transform_ms", r.measured_transform_ms},
+                         {"predicted_transform_ms", r.predicted_transform_ms}});
+  }
+  nlohmann::json parts = nlohmann::json::array();
+  for (const auto& p : s.by_kind)
+    parts.push_back({{"kind", p.kind}, {"rows", p.rows}, {"rms_log_error", p.rms_log_error},
+                     {"mean_log_error", p.mean_log_error}});
+  j["summary"] = {{"rows", s.rows},
+                  {"rms_log_error", s.rms_log_error},
+                  {"mean_log_error", s.mean_log_error},
+                  {"total_measured_ms", s.total_measured_ms},
+                  {"total_predicted_ms", s.total_predicted_ms},
+                  {"by_kind", parts}};
+  return j;
+}
+
+}  // namespace gp::calibrate

@@ -1,0 +1,48 @@
+// `gpuplan calibrate convs`: the compute model's time for single convolutions against the times
+// tools/probe_conv_layout.py measured for them alone on the GPU (forward and backward, bf16 autocast,
+// cudnn.benchmark, NCHW and channels-last; calibrate/probes/results/conv-layout-*.jsonl). It checks the
+// convolution part of the model (implicit GEMMs on the GEMM surface, depthwise convolutions, NCHW layout
+// transforms) shape by shape, where a whole training step only checks the sum.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "calibrate/fit.hpp"
+#include "models/compute_model.hpp"
+#include "models/vision_ops.hpp"
+
+namespace gp::calibrate {
+
+struct ConvCheckRow {
+  std::string model;       // the network the shape came from
+  int batch = 0;
+  ConvLayer layer;
+  bool nchw = false;       // layout of this row (each probed shape gives one row per layout)
+  double measured_ms = 0;  // cuDNN / CUTLASS convolution kernels per iteration (forward + backward)
+  double predicted_ms = 0; // the model's convolution passes (implicit GEMMs or depthwise), kernel overhead included
+  double measured_transform_ms = 0, predicted_transform_ms = 0;  // NCHW only: nchwToNhwc + nhwcToNchw
+  std::string kind;        // first | pointwise | spatial | grouped | depthwise
+};
+
+struct ConvCheckSummary {
+  int rows = 0;
+  double rms_log_error = 0;    // sqrt(mean ln(predicted / measured)^2) over the convolution times
+  double mean_log_error = 0;   // mean ln(predicted / measured): > 0 the model is slow
+  double total_measured_ms = 0, total_predicted_ms = 0;
+  struct Part { std::string kind; int rows = 0; double rms_log_error = 0, mean_log_error = 0; };
+  std::vector<Part> by_kind;
+};
+
+// Reads the probe's JSON lines from `path` (errors as `FILE:LINE:/pointer: expectation`) and predicts each
+// shape in the layouts asked for (nhwc, nchw or both).
+std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel& dev, const FitConstants& constants,
+                                      const std::string& layouts, std::vector<std::string>& errors);
+ConvCheckSummary summarize_convs(const std::vector<ConvCheckRow>& rows);
+
+std::string render_conv_table(const std::vector<ConvCheckRow>& rows, const ConvCheckSummary& s);
+nlohmann::json render_conv_json(const std::vector<ConvCheckRow>& rows, const ConvCheckSummary& s);
+
+}  // namespace gp::calibrate

@@ -1,0 +1,120 @@
+// The single-convolution builder and `calibrate convs` (calibrate/conv_check.hpp): operator shapes checked by
+// hand, the probe file's input handling, and the model against the probe's measured convolutions.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "calibrate/conv_check.hpp"
+#include "calibrate/profile_io.hpp"
+
+using namespace gp;
+using namespace gp::calibrate;
+
+namespace {
+
+StepConfig bf16_step(int batch, bool channels_last) {
+  StepConfig s;
+  s.micro_batch = batch;
+  s.precision = Precision::bf16;
+  s.channels_last = channels_last;
+  s.model.family = ModelFamily::cnn;
+  return s;
+}
+
+const Op* find(const StepOps& ops, const std::string& name) {
+  for (const Op& op : ops.micro)
+    if (op.name == name) return &op;
+  return nullptr;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = "build/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("build_conv_layer_ops: a 3x3 convolution's passes, by hand", "[conv_check]") {
+  // ResNet-50's 64 -> 64 3x3 at 56x56, batch 32, padding 1: 32 x 56 x 56 = 100,352 output pixels.
+  ConvLayer l;
+  l.c_in = 64; l.h = 56; l.w = 56; l.c_out = 64; l.kh = l.kw = 3; l.pad_h = l.pad_w = 1;
+  const StepOps ops = build_conv_layer_ops(bf16_step(32, true), l);
+  const Op* f = find(ops, "conv.fwd");
+  const Op* d = find(ops, "conv.dgrad");
+  const Op* w = find(ops, "conv.wgrad");
+  REQUIRE(f);
+  REQUIRE(d);
+  REQUIRE(w);
+  const double pixels = 32.0 * 56 * 56;
+  CHECK(f->flops.value() == Approx(2 * pixels * 64 * 9 * 64));
+  CHECK(d->flops.value() == Approx(f->flops.value()));
+  CHECK(w->flops.value() == Approx(f->flops.value()));
+  // Input gradient: C_in outputs per pixel, reduced over C_out x 3 x 3.
+  CHECK(d->shape.m == Approx(pixels));
+  CHECK(d->shape.n == Approx(64));
+  CHECK(d->shape.k == Approx(64 * 9));
+  // Each pass moves input, output and filter once, in bf16: (in + out + filter) x 2 bytes.
+  CHECK(f->bytes.value() == Approx(2 * (pixels * 64 + pixels * 64 + 64 * 64 * 9)));
+  CHECK(!find(ops, "image.cast"));  // one layer, not a network
+  CHECK(!find(ops, "conv.bias_add"));
+}
+
+TEST_CASE("build_conv_layer_ops: the first convolution has no input gradient; stride and bias", "[conv_check]") {
+  ConvLayer l;
+  l.c_in = 3; l.h = 224; l.w = 224; l.c_out = 64; l.kh = l.kw = 7; l.stride_h = l.stride_w = 2;
+  l.pad_h = l.pad_w = 3; l.first = true; l.bias = true;
+  const StepOps ops = build_conv_layer_ops(bf16_step(8, true), l);
+  REQUIRE(find(ops, "conv.fwd"));
+  CHECK(find(ops, "conv.fwd")->stem);
+  CHECK(!find(ops, "conv.dgrad"));
+  REQUIRE(find(ops, "conv.bias_add"));
+  // (224 + 6 - 7) / 2 + 1 = 112: 8 x 112 x 112 output pixels.
+  CHECK(find(ops, "conv.fwd")->shape.m == Approx(8.0 * 112 * 112));
+}
+
+TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line for a bad record", "[conv_check]") {
+  std::vector<std::string> errors;
+  auto profile = load_profile("calibrate/profiles/h200.json", errors);
+  auto constants = load_constants("calibrate/profiles/fit-h200.json", errors);
+  REQUIRE(errors.empty());
+  const DeviceModel dev = make_device_model(*profile);
+  const std::string good =
+      R"({"model": "m", "batch": 64, "c_in": 128, "h": 28, "w": 28, "c_out": 128, "k": [3, 3], "stride": [1, 1], )"
+      R"("pad": [1, 1], "groups": 1, "bias": false, "first": false, "nchw": {"conv": [0.5, 5.0], )"
+      R"("to_nhwc": [0.2, 6.0], "to_nchw": [0.1, 3.0]}, "nhwc": {"conv": [0.4, 5.0]}})";
+  const std::string path = write_temp("conv_check_good.jsonl", good + "\n{\"torch\": \"2.11\"}\n");
+  auto rows = check_convs(path, dev, *constants, "both", errors);
+  REQUIRE(errors.empty());
+  REQUIRE(rows.size() == 2);
+  CHECK_FALSE(rows[0].nchw);
+  CHECK(rows[0].measured_ms == Approx(0.4));
+  CHECK(rows[1].nchw);
+  CHECK(rows[1].measured_transform_ms == Approx(0.3));
+  CHECK(rows[1].predicted_transform_ms > 0);  // a 3x3 convolution in NCHW pays its layout transforms
+  CHECK(rows[0].predicted_transform_ms == 0);
+  CHECK(rows[0].kind == "spatial");
+
+  const std::string bad = write_temp("conv_check_bad.jsonl", R"({"model": "m", "batch": 64, "c_in": 128})" "\n");
+  check_convs(bad, dev, *constants, "nhwc", errors);
+  REQUIRE(!errors.empty());
+  CHECK(errors.front().find("conv_check_bad.jsonl:1:/h") != std::string::npos);
+}
+
+TEST_CASE("calibrate convs: the model against 300+ measured convolutions (H200 probe)", "[conv_check]") {
+  std::vector<std::string> errors;
+  auto profile = load_profile("calibrate/profiles/h200.json", errors);
+  auto constants = load_constants("calibrate/profiles/fit-h200.json", errors);
+  REQUIRE(errors.empty());
+  const auto rows = check_convs("calibrate/probes/results/conv-layout-2026-12-03.jsonl", make_device_model(*profile),
+                                *constants, "nhwc", errors);
+  REQUIRE(errors.empty());
+  const ConvCheckSummary s = summarize_convs(rows);
+  CHECK(s.rows > 300);
+  // Convolutions of 16 networks, each timed alone: the summed time within 15%, the per-shape spread (RMS of
+  // ln(predicted / measured)) under 0.40 (0.354 with the constants of 2026-12-03; docs/calibration.md).
+  CHECK(std::abs(s.total_predicted_ms / s.total_measured_ms - 1) < 0.15);
+  CHECK(s.rms_log_error < 0.40);
+}
