@@ -229,11 +229,11 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
     fc.compute.attention_efficiency = c->number("attention_efficiency", true, true).value_or(0);
     fc.compute.memory_efficiency = c->number("memory_efficiency", true, true).value_or(0);
     fc.compute.gpu_per_kernel = Seconds::us(c->number("gpu_per_kernel_us", true, true).value_or(0));
-    // The fit may drive the per-kernel CPU costs to zero (the per-call cost takes them over).
+    // The fit may drive any of the CPU costs to zero (another of them takes the cost over).
     fc.compute.cpu_per_kernel_eager = Seconds::us(c->non_negative("cpu_per_kernel_eager_us", true).value_or(0));
-    fc.compute.cpu_per_conv_eager = Seconds::us(c->number("cpu_per_conv_eager_us", true, true).value_or(0));
+    fc.compute.cpu_per_conv_eager = Seconds::us(c->non_negative("cpu_per_conv_eager_us", true).value_or(0));
     fc.compute.cpu_per_bwd_kernel_eager = Seconds::us(c->non_negative("cpu_per_bwd_kernel_eager_us", true).value_or(0));
-    fc.compute.cpu_per_step_eager = Seconds::us(c->number("cpu_per_step_eager_us", true, true).value_or(0));
+    fc.compute.cpu_per_step_eager = Seconds::us(c->non_negative("cpu_per_step_eager_us", true).value_or(0));
     fc.compute.cpu_per_op_eager = Seconds::us(c->number("cpu_per_op_eager_us", false).value_or(0));
     read_kernel_classes(*c, fc.compute);
     read_nchw_classes(*c, fc.compute);

@@ -46,6 +46,16 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   bad["constants"].erase("memory_efficiency");
   CHECK_FALSE(parse_constants(bad, "f.json", errors));
   CHECK(errors.back() == "f.json:/constants/memory_efficiency: expected a number, got nothing");
+  // The fit may drive any CPU cost to zero (a fit over eight sessions gave cpu_per_conv_eager_us 0.0): its own
+  // output must load, and only a negative cost is wrong.
+  auto zero = constants_to_json(fc);
+  for (const char* k : {"cpu_per_conv_eager_us", "cpu_per_step_eager_us", "cpu_per_kernel_eager_us"})
+    zero["constants"][k] = 0.0;
+  errors.clear();
+  CHECK(parse_constants(zero, "f.json", errors));
+  CHECK(errors.empty());
+  zero["constants"]["cpu_per_step_eager_us"] = -1.0;
+  CHECK_FALSE(parse_constants(zero, "f.json", errors));
 }
 
 namespace {
