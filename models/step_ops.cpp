@@ -68,7 +68,14 @@ void add_linear(std::vector<Op>& ops, const LinearSpec& l, Precision p) {
   if (l.needs_dgrad)
     ops.push_back(gemm_op(l.name + ".dgrad", Phase::backward, d, {l.tokens, l.in, l.out}, a, l.count, false));
   ops.push_back(gemm_op(l.name + ".wgrad", Phase::backward, d, {l.out, l.in, l.tokens}, a, l.count, false));
-  if (l.bias) add_memory(ops, l.name + ".bgrad", Phase::backward, Bytes(a * l.tokens * l.out), l.count);
+  if (l.bias) {
+    // The bias gradient sums the output gradient over its rows: the same [rows, C] reduction as a channels-last
+    // convolution's bias gradient, timed by the probed per-channel-sum rate (below the copy bandwidth).
+    add_memory(ops, l.name + ".bgrad", Phase::backward, Bytes(a * l.tokens * l.out), l.count);
+    ops.back().channel_sum_rows = l.tokens;
+    ops.back().channel_sum_channels = l.out;
+    ops.back().channel_sum_nchw = false;
+  }
   if (ac) {
     add_memory(ops, l.name + ".dw_cast", Phase::backward, Bytes(6.0 * w), l.count, param_kernels);
     if (l.input_fp32 && l.needs_dgrad)

@@ -206,14 +206,25 @@ class CnnBuilder {
     add_memory(out_.micro, "avgpool2.bwd", Phase::backward, Bytes(a_ * in + a_ * size()), 1);
     saved_ += a_ * size();
   }
-  // LayerNorm over channels of a channels-last map; under autocast it runs and outputs in fp32.
-  void layer_norm() {
+  // LayerNorm over channels of a channels-last map; under autocast it runs and outputs in fp32. Its input is a
+  // 16-bit convolution output (`from_16bit`: the stem's and every block's) or the fp32 residual stream. Autocast
+  // puts layer_norm on its fp32 list, so a 16-bit input is first cast to fp32 (a copy kernel, and the gradient's
+  // cast back in backward: ConvNeXt-T b128's aten profile, calibrate/probes/results/convnext-aten-2026-12-02.jsonl,
+  // has 14 copies of the 56x56x96 map per step where the block structure alone makes 6) and the normalisation
+  // then reads fp32 and saves that fp32 copy.
+  void layer_norm(bool from_16bit) {
     const double n = size();
-    add_memory(out_.micro, "ln.fwd", Phase::forward, Bytes((a_ + 4) * n), 1);
+    const bool cast = from_16bit && is_autocast(step_.precision);
+    if (cast) {
+      add_memory(out_.micro, "ln.cast_in", Phase::forward, Bytes((a_ + 4) * n), 1);
+      add_memory(out_.micro, "ln.cast_in.bwd", Phase::backward, Bytes((4 + a_) * n), 1);
+    }
+    const double in_bytes = cast ? 4 : a_;
+    add_memory(out_.micro, "ln.fwd", Phase::forward, Bytes((in_bytes + 4) * n), 1);
     out_.micro.back().rows = n / c_;
     add_memory(out_.micro, "ln.bwd", Phase::backward, Bytes(4 * 4 * n), 1, 2);
     out_.micro.back().rows = n / c_;
-    take(a_ * n);
+    take(in_bytes * n);
     params_ += 2.0 * c_;
     tensors_ += 2;
   }
@@ -240,7 +251,14 @@ class CnnBuilder {
   void layer_scale() {
     const double n = size();
     add_memory(out_.micro, "layer_scale.fwd", Phase::forward, Bytes((a_ + 4) * n), 1);
-    add_memory(out_.micro, "layer_scale.bwd", Phase::backward, Bytes((8 + (4 + a_) + (8 + a_) + 4) * n), 1, 4);
+    add_memory(out_.micro, "layer_scale.bwd", Phase::backward, Bytes((8 + (4 + a_) + (8 + a_)) * n), 1, 3);
+    // gamma's gradient: the fp32 product summed per channel over batch and pixels, a reduction that runs at the
+    // probed per-channel-sum rate (as a convolution's bias gradient), far below the copy bandwidth.
+    add_memory(out_.micro, "layer_scale.grad_sum", Phase::backward, Bytes(4 * n), 1);
+    out_.micro.back().nested = true;
+    out_.micro.back().channel_sum_rows = b_ * h_ * w_;
+    out_.micro.back().channel_sum_channels = c_;
+    out_.micro.back().channel_sum_nchw = false;
     take(a_ * n);
     params_ += c_;
     tensors_ += 1;
@@ -516,14 +534,14 @@ void densenet(CnnBuilder& nb, const std::vector<int>& blocks, int init = 64, int
 // ConvNeXt (Liu et al. 2022; torchvision convnext_tiny/small/base): 7x7 depthwise conv, LayerNorm,
 // pointwise Linear 4x with GELU, layer scale and stochastic depth on an fp32 residual stream.
 void convnext(CnnBuilder& nb, const std::vector<int>& depths, const std::vector<int>& dims) {
-  nb.conv(dims[0], 4, 4); nb.bias(); nb.layer_norm();
+  nb.conv(dims[0], 4, 4); nb.bias(); nb.layer_norm(true);
   nb.channels_last_from_here();
   for (std::size_t st = 0; st < depths.size(); ++st) {
-    if (st > 0) { nb.layer_norm(); nb.conv(dims[st], 2, 2); nb.bias(); }
+    if (st > 0) { nb.layer_norm(false); nb.conv(dims[st], 2, 2); nb.bias(); }  // on the fp32 residual stream
     for (int i = 0; i < depths[st]; ++i) {
       nb.fp32_elementwise("cast_in", 0);
       nb.conv(dims[st], 7, 1, dims[st]); nb.bias();
-      nb.layer_norm();
+      nb.layer_norm(true);
       nb.pointwise_linear(4 * dims[st], true);
       nb.act(Act::silu);  // GELU: saves its input, like SiLU
       nb.pointwise_linear(dims[st], false);
@@ -532,7 +550,7 @@ void convnext(CnnBuilder& nb, const std::vector<int>& depths, const std::vector<
       nb.fp32_elementwise("residual", 2);
     }
   }
-  nb.layer_norm();
+  nb.layer_norm(false);
   nb.classifier(1000);
 }
 

@@ -183,12 +183,21 @@ TEST_CASE("models::step_ops: ConvNeXt's conv bias adds and layer-scale backward,
   s.micro_batch = 1;
   s.precision = Precision::bf16;
   const StepOps o = build_cnn_ops(s);
-  int bias_adds = 0, bias_grads = 0;
-  double ls_bwd_bytes = 0, ls_bwd_kernels = 0;
+  int bias_adds = 0, bias_grads = 0, ln_casts = 0, ln_cast_grads = 0;
+  double ls_bwd_bytes = 0, ls_bwd_kernels = 0, ls_sum_rows = 0;
   for (const Op& op : o.micro) {
     if (op.name == "conv.bias_add") { ++bias_adds; CHECK(op.nested); }
     if (op.name == "conv.bias_grad") { ++bias_grads; CHECK(op.nested); }
-    if (op.name == "layer_scale.bwd") { ls_bwd_bytes += op.bytes.value(); ls_bwd_kernels += op.kernels; }
+    if (op.name == "layer_scale.bwd" || op.name == "layer_scale.grad_sum") {
+      ls_bwd_bytes += op.bytes.value();
+      ls_bwd_kernels += op.kernels;
+    }
+    if (op.name == "layer_scale.grad_sum") {
+      CHECK(op.channel_sum_rows > 0);  // timed as a per-channel sum over batch x pixels
+      ls_sum_rows += op.channel_sum_rows * op.channel_sum_channels;
+    }
+    if (op.name == "ln.cast_in") ++ln_casts;
+    if (op.name == "ln.cast_in.bwd") ++ln_cast_grads;
   }
   CHECK(bias_adds == 22);
   CHECK(bias_grads == 22);
@@ -197,6 +206,12 @@ TEST_CASE("models::step_ops: ConvNeXt's conv bias adds and layer-scale backward,
   // grad x block output (4 + 2 + 4) and the sum for gamma's gradient (4): 28 B. Elements per sample over the
   // 18 blocks: 3 x 56^2 x 96 + 3 x 28^2 x 192 + 9 x 14^2 x 384 + 3 x 7^2 x 768 = 2,145,024.
   CHECK(ls_bwd_bytes == Approx(28.0 * 2145024));
+  CHECK(ls_sum_rows == Approx(2145024));
+  // Autocast runs layer_norm in fp32: the LayerNorms fed by a 16-bit convolution (the stem's and the 18 blocks')
+  // cast their input first, and their input gradient back; the three downsampling ones and the final one read
+  // the fp32 residual stream.
+  CHECK(ln_casts == 19);
+  CHECK(ln_cast_grads == 19);
 }
 
 TEST_CASE("models::ops: a convolution's passes are implicit GEMMs over the tensors themselves", "[models]") {
