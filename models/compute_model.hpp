@@ -66,6 +66,14 @@ struct ComputeConstants {
   // Pooling, elements per second by pool_rate_index(); the first convolution's FLOP rate / large-GEMM rate.
   std::array<double, 8> pool_rate{};
   double conv_stem_flop_efficiency = 0;
+  // Grouped convolutions (ResNeXt, RegNet), per pass: t = F / (R x w / (w + w0)) x odd^[w not a power of two]
+  // x strided^[stride 2] + pass cost, w the channels per group (tools/fit_probe_classes.py over 138 grouped
+  // convolutions timed alone); never faster than the GEMM surface. Rate 0 = by the surface alone.
+  double grouped_conv_rate = 0;         // FLOP/s
+  double grouped_conv_w0 = 0;           // channels per group at half the rate
+  double grouped_conv_odd_factor = 1;   // a group width that is not a power of two
+  double grouped_conv_stride_factor = 1;
+  Seconds grouped_conv_pass_cost;
   // Per-channel sums (g.sum(dim=(0, 2, 3))) measured over a grid of shapes; empty = by bytes.
   struct ChannelSumSample {
     double rows = 0, channels = 0;  // N x H x W, C

@@ -65,6 +65,10 @@ struct Op {
   // into channel_sum_channels outputs, in the layout channel_sum_nchw. Timed at the probed rate of that shape.
   double channel_sum_rows = 0, channel_sum_channels = 0;
   bool channel_sum_nchw = false;
+  // A pass of a grouped (not depthwise) convolution: its channels per group, and whether it is strided. cuDNN
+  // runs these far below the GEMM surface (tools/probe_grouped_conv.py); 0 = not grouped.
+  int group_width = 0;
+  bool group_strided = false;
 };
 
 // The bands of NchwBand: a spatial (k > 1) convolution, the network's first one (no input gradient), and 1x1

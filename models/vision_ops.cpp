@@ -429,6 +429,10 @@ class CnnBuilder {
         op.stem = first_;
         op.bytes = Bytes(conv_bytes);
         if (op.name == "conv.dgrad") op.shape = {pixels, static_cast<double>(c_) / groups, cout * k2};
+        if (groups > 1) {
+          op.group_width = c_ / groups;
+          op.group_strided = h_ < hin || w_ < win;
+        }
         // Weight gradients reduce over batch x pixels: cuDNN splits that reduction (extra kernel).
         if (op.name == "conv.wgrad") op.kernels = 2;
       }

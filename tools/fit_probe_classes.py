@@ -20,11 +20,22 @@ H = W in both layouts): no simple law fits their rate (4-1,800 G elements/s), so
 are written, as rows = N x H x W, channels = C, layout and rate; the model interpolates them
 (models/compute_model.hpp, channel_sum_rate).
 
+Grouped convolutions (ResNeXt, RegNet; not depthwise), timed alone by wall clock pass by pass
+(tools/probe_grouped_conv.py, each --grouped file: its grid of group widths 4-128, and every grouped 3x3 Conv2d
+of ten ResNeXt and RegNet networks). cuDNN runs them at 1-700 TFLOP/s. (torch.profiler's kernel sums, as
+tools/probe_conv_layout.py gives them, over-count RegNet's: cuDNN runs some of their kernels concurrently.) The
+law, fitted by least squares on ln(time) (Nelder-Mead from two starts) over all those shapes, for the three passes:
+    t = F / (R w / (w + w0)) x odd^[w not a power of two] x strided^[stride 2] + t0
+w the channels per group, F the FLOPs of the three passes; the model charges a third of F's term and of t0 per
+pass. Group widths that are not powers of two (RegNet's 24, 48, 56) run several times slower.
+
 Usage: python3 tools/fit_probe_classes.py POOL.jsonl CONV_LAYOUT.jsonl CHANNEL_SUM.jsonl [--fit F]
+           [--grouped GROUPED.jsonl ...]
 Prints the constants as JSON (calibrate/profiles/probe-classes-<gpu>.json; `gpuplan calibrate fit --probe-classes`).
 """
 import argparse
 import json
+import math
 import os
 
 
@@ -57,12 +68,75 @@ def stem_points(path):
     return pts
 
 
+def grouped_points(paths):
+    """(F of the three passes, group width, strided, wall ms) per grouped convolution of the probe files."""
+    pts = []
+    for path in paths:
+        for line in open(path):
+            r = json.loads(line)
+            if "c" not in r or "error" in r or r["groups"] == 1 or r["groups"] == r["c"]:
+                continue
+            ho = (r["h"] + 2 - 3) // r["stride"] + 1
+            gw = r["c"] // r["groups"]
+            flops = 3 * 2.0 * r["n"] * ho * ho * gw * 9 * r["c"]
+            pts.append((flops, gw, r["stride"] > 1, r["fwd_ms"] + r["dgrad_ms"] + r["wgrad_ms"]))
+    return pts
+
+
+def grouped_time(p, flops, gw, strided):
+    log_r, log_w0, log_t0, log_odd, log_s2 = p
+    t = flops / (math.exp(log_r) * gw / (gw + math.exp(log_w0))) * 1e3
+    if gw & (gw - 1):
+        t *= math.exp(log_odd)
+    if strided:
+        t *= math.exp(log_s2)
+    return t + math.exp(log_t0)
+
+
+def nelder_mead(f, x0, step=0.5, iters=4000):
+    n = len(x0)
+    pts = [list(x0)] + [[x0[j] + (step if j == i else 0) for j in range(n)] for i in range(n)]
+    vals = [f(q) for q in pts]
+    for _ in range(iters):
+        order = sorted(range(n + 1), key=lambda i: vals[i])
+        pts, vals = [pts[i] for i in order], [vals[i] for i in order]
+        c = [sum(pts[i][j] for i in range(n)) / n for j in range(n)]
+        xr = [c[j] + (c[j] - pts[-1][j]) for j in range(n)]
+        fr = f(xr)
+        if fr < vals[0]:
+            xe = [c[j] + 2 * (c[j] - pts[-1][j]) for j in range(n)]
+            fe = f(xe)
+            pts[-1], vals[-1] = (xe, fe) if fe < fr else (xr, fr)
+        elif fr < vals[-2]:
+            pts[-1], vals[-1] = xr, fr
+        else:
+            xc = [c[j] + 0.5 * (pts[-1][j] - c[j]) for j in range(n)]
+            fc = f(xc)
+            if fc < vals[-1]:
+                pts[-1], vals[-1] = xc, fc
+            else:
+                for i in range(1, n + 1):
+                    pts[i] = [pts[0][j] + 0.5 * (pts[i][j] - pts[0][j]) for j in range(n)]
+                    vals[i] = f(pts[i])
+    return pts[0], vals[0]
+
+
+def fit_grouped(pts):
+    def loss(p):
+        return sum(math.log(grouped_time(p, f, w, s) / t) ** 2 for f, w, s, t in pts)
+    starts = ([math.log(5e14), math.log(32), math.log(0.05), math.log(5), math.log(1.5)],
+              [math.log(1e14), math.log(4), math.log(0.1), math.log(9), math.log(2)])
+    return min((nelder_mead(loss, x0) for x0 in starts), key=lambda pv: pv[1])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("pool")
     ap.add_argument("conv_layout")
     ap.add_argument("channel_sum")
     ap.add_argument("--fit", default="calibrate/profiles/fit-h200.json", help="fit file (gemm_surface bf16 rate)")
+    ap.add_argument("--grouped", action="append", default=[],
+                    help="tools/probe_grouped_conv.py output (grouped convolutions by pass); repeat for several")
     a = ap.parse_args()
     rate_bf16 = json.load(open(a.fit))["fit"]["gemm_surface"]["bf16"]["rate_tflops"]
     out, stats = {}, {}
@@ -79,6 +153,15 @@ def main():
     out["conv_stem_flop_efficiency"] = round(e, 5)
     stats["conv_stem"] = {"shapes": len(sp), "mean_abs_error": round(sum(errs) / len(errs), 4),
                           "max_abs_error": round(max(errs), 4), "networks": sorted({n for n, _, _ in sp})}
+    gp = grouped_points(a.grouped)
+    if gp:
+        p, sse = fit_grouped(gp)
+        out["grouped_conv_tflops"] = round(math.exp(p[0]) / 1e12, 2)
+        out["grouped_conv_w0"] = round(math.exp(p[1]), 2)
+        out["grouped_conv_odd_factor"] = round(math.exp(p[3]), 3)
+        out["grouped_conv_stride_factor"] = round(math.exp(p[4]), 3)
+        out["grouped_conv_pass_us"] = round(math.exp(p[2]) * 1e3 / 3, 2)
+        stats["grouped_conv"] = {"shapes": len(gp), "rms_log_error": round(math.sqrt(sse / len(gp)), 4)}
     out["channel_sum"] = []
     for line in open(a.channel_sum):
         r = json.loads(line)
@@ -88,8 +171,9 @@ def main():
         out["channel_sum"].append({"rows": rows, "channels": r["C"], "layout": "nhwc" if r["channels_last"] else "nchw",
                                    "gelements_per_s": round(rows * r["C"] / (r["ms"] * 1e6), 3)})
     stats["channel_sum"] = {"samples": len(out["channel_sum"])}
+    extra = "".join(f", {os.path.basename(x)}" for x in a.grouped)
     out["source"] = (f"tools/fit_probe_classes.py over {os.path.basename(a.pool)}, "
-                     f"{os.path.basename(a.conv_layout)} and {os.path.basename(a.channel_sum)}, bf16 large-GEMM rate "
+                     f"{os.path.basename(a.conv_layout)}{extra} and {os.path.basename(a.channel_sum)}, bf16 large-GEMM rate "
                      f"{rate_bf16:.1f} TFLOP/s from the fit")
     out["fit"] = stats
     print(json.dumps(out, indent=2))

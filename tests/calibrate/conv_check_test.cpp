@@ -75,6 +75,31 @@ TEST_CASE("build_conv_layer_ops: the first convolution has no input gradient; st
   CHECK(find(ops, "conv.fwd")->shape.m == Approx(8.0 * 112 * 112));
 }
 
+TEST_CASE("build_conv_layer_ops: a grouped convolution's passes carry their group width and stride", "[conv_check]") {
+  // ResNeXt-50 32x4d's first grouped 3x3: 128 channels in 32 groups of 4, 56x56, stride 1; then strided.
+  ConvLayer l;
+  l.c_in = 128; l.h = 56; l.w = 56; l.c_out = 128; l.kh = l.kw = 3; l.pad_h = l.pad_w = 1; l.groups = 32;
+  StepOps ops = build_conv_layer_ops(bf16_step(128, true), l);
+  int passes = 0;
+  for (const Op& op : ops.micro) {
+    if (!op.conv) continue;
+    ++passes;
+    CHECK(op.group_width == 4);
+    CHECK_FALSE(op.group_strided);
+    CHECK(op.flops.value() == Approx(2.0 * 128 * 56 * 56 * 4 * 9 * 128));  // per-group reduction 4 x 9
+  }
+  CHECK(passes == 3);
+  l.stride_h = l.stride_w = 2;
+  ops = build_conv_layer_ops(bf16_step(128, true), l);
+  for (const Op& op : ops.micro)
+    if (op.conv) CHECK(op.group_strided);
+  // An ordinary convolution is not grouped.
+  l.groups = 1;
+  ops = build_conv_layer_ops(bf16_step(128, true), l);
+  for (const Op& op : ops.micro)
+    if (op.conv) CHECK(op.group_width == 0);
+}
+
 TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line for a bad record", "[conv_check]") {
   std::vector<std::string> errors;
   auto profile = load_profile("calibrate/profiles/h200.json", errors);

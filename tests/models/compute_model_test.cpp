@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "models/compute_model.hpp"
 #include "models/memory_model.hpp"
 
@@ -267,4 +269,41 @@ TEST_CASE("models::compute: flash attention pays for whole 128-token tiles", "[m
   CHECK(factor(200) == Approx((3.0 * 128 * 128) / (200.0 * 200.0 / 2)));
   // Long sequences approach the mask's half: 8,192 tokens = 64 tiles, 65/128 against 1/2.
   CHECK(factor(8192) == Approx(65.0 / 64.0));
+}
+
+TEST_CASE("models::compute: a grouped convolution pass by its probed law (hand-computed)", "[models]") {
+  const DeviceModel dev = device();
+  ComputeConstants c;
+  c.gpu_per_kernel = Seconds::us(0);
+  c.grouped_conv_rate = 1.5e15;  // FLOP/s
+  c.grouped_conv_w0 = 200;
+  c.grouped_conv_odd_factor = 4;
+  c.grouped_conv_stride_factor = 2;
+  c.grouped_conv_pass_cost = Seconds::us(50);
+  // RegNetY-8GF's first grouped 3x3 at batch 128: 224 channels in groups of 56, 112 -> 56, forward.
+  Op op;
+  op.kind = OpKind::gemm;
+  op.conv = true;
+  op.dtype = Dtype::bf16;
+  const double pixels = 128.0 * 56 * 56;
+  op.shape = {pixels, 224, 56 * 9};
+  op.flops = Flops(2 * pixels * 224 * 56 * 9);  // 2 x 401,408 x 224 x 504 = 90.6 GFLOP
+  op.bytes = Bytes(2 * (128.0 * 224 * 112 * 112 + pixels * 224));
+  op.group_width = 56;
+  op.group_strided = true;
+  // By hand: 90.6e9 / (1.5e15 x 56 / 256) x 4 (56 is not a power of two) x 2 (strided) + 50 us = 2.259 ms.
+  const double expect_ms = op.flops.value() / (1.5e15 * 56.0 / 256.0) * 4 * 2 * 1e3 + 0.05;
+  CHECK(op_gpu_time(op, dev, c).ms() == Approx(expect_ms).epsilon(1e-9));
+  CHECK(expect_ms == Approx(2.259).epsilon(1e-3));
+  // A power-of-two group width, not strided: no odd or stride factor; 0.299 ms by the law, but the law never
+  // makes a pass faster than the GEMM surface and the memory floor, which here say 0.321 ms.
+  op.group_width = 64;
+  op.group_strided = false;
+  const double law64 = op.flops.value() / (1.5e15 * 64.0 / 264.0) * 1e3 + 0.05;
+  ComputeConstants off = c;
+  off.grouped_conv_rate = 0;
+  const double surface = op_gpu_time(op, dev, off).ms();
+  CHECK(law64 == Approx(0.2992).epsilon(1e-3));
+  CHECK(op_gpu_time(op, dev, c).ms() == Approx(std::max(surface, law64)).epsilon(1e-9));
+  CHECK(op_gpu_time(op, dev, c).ms() >= surface);
 }
