@@ -302,6 +302,7 @@ void copy_probe_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.grouped_conv_odd_factor = from.grouped_conv_odd_factor;
   to.grouped_conv_stride_factor = from.grouped_conv_stride_factor;
   to.grouped_conv_pass_cost = from.grouped_conv_pass_cost;
+  to.roll_rate = from.roll_rate;
   to.channel_sum = from.channel_sum;
   to.probe_classes_source = from.probe_classes_source;
 }
@@ -363,6 +364,7 @@ void read_probe_classes(FieldReader& r, ComputeConstants& c, bool required) {
   c.grouped_conv_odd_factor = r.non_negative("grouped_conv_odd_factor", false).value_or(1);
   c.grouped_conv_stride_factor = r.non_negative("grouped_conv_stride_factor", false).value_or(1);
   c.grouped_conv_pass_cost = Seconds::us(r.non_negative("grouped_conv_pass_us", false).value_or(0));
+  c.roll_rate = r.non_negative("roll_gelements_per_s", false).value_or(0) * 1e9;
   // The per-channel sum samples: [{"rows", "channels", "layout": "nhwc" | "nchw", "gelements_per_s"}, ...].
   const nlohmann::json& j = r.json();
   if (j.is_object() && j.contains("channel_sum")) {
@@ -472,6 +474,7 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
     j["constants"]["grouped_conv_stride_factor"] = c.grouped_conv_stride_factor;
     j["constants"]["grouped_conv_pass_us"] = c.grouped_conv_pass_cost.us();
   }
+  if (c.roll_rate > 0) j["constants"]["roll_gelements_per_s"] = c.roll_rate / 1e9;
   nlohmann::json sums = nlohmann::json::array();
   for (const auto& s : c.channel_sum)
     sums.push_back({{"rows", s.rows}, {"channels", s.channels}, {"layout", s.nchw ? "nchw" : "nhwc"},

@@ -114,6 +114,7 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
         const double r = c.pool_rate[pool_rate_index(op.pool, op.phase != Phase::forward, op.pool_nchw)];
         if (r > 0) work = Seconds(op.pool_elements / r);
       }
+      if (op.roll_elements > 0 && c.roll_rate > 0) work = std::max(work, Seconds(op.roll_elements / c.roll_rate));
       work += c.norm_row_cost * op.rows;
       break;
     case OpKind::simt: {

@@ -74,6 +74,7 @@ struct ComputeConstants {
   double grouped_conv_odd_factor = 1;   // a group width that is not a power of two
   double grouped_conv_stride_factor = 1;
   Seconds grouped_conv_pass_cost;
+  double roll_rate = 0;  // torch.roll, elements per second (tools/probe_roll.py); 0 = by bytes
   // Per-channel sums (g.sum(dim=(0, 2, 3))) measured over a grid of shapes; empty = by bytes.
   struct ChannelSumSample {
     double rows = 0, channels = 0;  // N x H x W, C

@@ -69,6 +69,9 @@ struct Op {
   // runs these far below the GEMM surface (tools/probe_grouped_conv.py); 0 = not grouped.
   int group_width = 0;
   bool group_strided = false;
+  // torch.roll (Swin's shifted windows): elements rolled per occurrence. Its kernel computes a source index per
+  // element and is not vectorised: timed at the probed roll rate, whatever the dtype (tools/probe_roll.py).
+  double roll_elements = 0;
 };
 
 // The bands of NchwBand: a spatial (k > 1) convolution, the network's first one (no input gradient), and 1x1

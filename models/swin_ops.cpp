@@ -204,8 +204,8 @@ class SwinBuilder {
     mem(pre + "pad", Phase::forward, 2 * attn_in * np * c, L);  // F.pad clones even with zero padding
     if (padded) mem(pre + "pad.grad_copy", Phase::backward, 2 * attn_in * n * c, L);
     if (shifted) {
-      mem(pre + "roll", Phase::forward, 2 * attn_in * np * c, L);
-      mem(pre + "roll.bwd", Phase::backward, 2 * attn_in * np * c, L);
+      mem(pre + "roll", Phase::forward, 2 * attn_in * np * c, L).roll_elements = np * c;
+      mem(pre + "roll.bwd", Phase::backward, 2 * attn_in * np * c, L).roll_elements = np * c;
     }
     mem(pre + "partition", Phase::forward, 2 * attn_in * np * c, L, 1, true);
     mem(pre + "partition.bwd", Phase::backward, 2 * attn_in * np * c, L, 1, true);
@@ -298,8 +298,8 @@ class SwinBuilder {
     mem(pre + "reverse", Phase::forward, 2 * a * np * c, L, 1, true);
     mem(pre + "reverse.bwd", Phase::backward, 2 * a * np * c, L, 1, true);
     if (shifted) {
-      mem(pre + "roll_back", Phase::forward, 2 * a * np * c, L);
-      mem(pre + "roll_back.bwd", Phase::backward, 2 * a * np * c, L);
+      mem(pre + "roll_back", Phase::forward, 2 * a * np * c, L).roll_elements = np * c;
+      mem(pre + "roll_back.bwd", Phase::backward, 2 * a * np * c, L).roll_elements = np * c;
     }
     if (padded) {
       mem(pre + "crop", Phase::forward, 2 * a * n * c, L);

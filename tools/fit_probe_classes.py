@@ -29,8 +29,13 @@ law, fitted by least squares on ln(time) (Nelder-Mead from two starts) over all 
 w the channels per group, F the FLOPs of the three passes; the model charges a third of F's term and of t0 per
 pass. Group widths that are not powers of two (RegNet's 24, 48, 56) run several times slower.
 
+torch.roll (tools/probe_roll.py, --roll: Swin's shifted-window rolls on [N, H, W, C] maps, fp32 and bf16): its
+kernel computes a source index per element, and its time follows the elements whatever their width (fp32 and
+bf16 within 10%), at ~110 G elements/s, a sixth of the copy bandwidth in fp32. Pooled over the shifted shapes:
+r = sum elements / sum t.
+
 Usage: python3 tools/fit_probe_classes.py POOL.jsonl CONV_LAYOUT.jsonl CHANNEL_SUM.jsonl [--fit F]
-           [--grouped GROUPED.jsonl ...]
+           [--grouped GROUPED.jsonl ...] [--roll ROLL.jsonl]
 Prints the constants as JSON (calibrate/profiles/probe-classes-<gpu>.json; `gpuplan calibrate fit --probe-classes`).
 """
 import argparse
@@ -137,6 +142,7 @@ def main():
     ap.add_argument("--fit", default="calibrate/profiles/fit-h200.json", help="fit file (gemm_surface bf16 rate)")
     ap.add_argument("--grouped", action="append", default=[],
                     help="tools/probe_grouped_conv.py output (grouped convolutions by pass); repeat for several")
+    ap.add_argument("--roll", help="tools/probe_roll.py output (torch.roll alone)")
     a = ap.parse_args()
     rate_bf16 = json.load(open(a.fit))["fit"]["gemm_surface"]["bf16"]["rate_tflops"]
     out, stats = {}, {}
@@ -162,6 +168,17 @@ def main():
         out["grouped_conv_stride_factor"] = round(math.exp(p[4]), 3)
         out["grouped_conv_pass_us"] = round(math.exp(p[2]) * 1e3 / 3, 2)
         stats["grouped_conv"] = {"shapes": len(gp), "rms_log_error": round(math.sqrt(sse / len(gp)), 4)}
+    if a.roll:
+        rp = []
+        for line in open(a.roll):
+            r = json.loads(line)
+            if "ms" in r and r.get("shift", 0) > 0:
+                rp.append((r["n"] * r["h"] * r["w"] * r["c"], r["ms"]))
+        rate = sum(e for e, _ in rp) / sum(t for _, t in rp) / 1e6  # G elements / s
+        errs = [abs(e / (rate * 1e6) / t - 1) for e, t in rp]
+        out["roll_gelements_per_s"] = round(rate, 2)
+        stats["roll"] = {"shapes": len(rp), "mean_abs_error": round(sum(errs) / len(errs), 4),
+                         "max_abs_error": round(max(errs), 4)}
     out["channel_sum"] = []
     for line in open(a.channel_sum):
         r = json.loads(line)
@@ -171,7 +188,7 @@ def main():
         out["channel_sum"].append({"rows": rows, "channels": r["C"], "layout": "nhwc" if r["channels_last"] else "nchw",
                                    "gelements_per_s": round(rows * r["C"] / (r["ms"] * 1e6), 3)})
     stats["channel_sum"] = {"samples": len(out["channel_sum"])}
-    extra = "".join(f", {os.path.basename(x)}" for x in a.grouped)
+    extra = "".join(f", {os.path.basename(x)}" for x in a.grouped + ([a.roll] if a.roll else []))
     out["source"] = (f"tools/fit_probe_classes.py over {os.path.basename(a.pool)}, "
                      f"{os.path.basename(a.conv_layout)}{extra} and {os.path.basename(a.channel_sum)}, bf16 large-GEMM rate "
                      f"{rate_bf16:.1f} TFLOP/s from the fit")

@@ -307,3 +307,18 @@ TEST_CASE("models::compute: a grouped convolution pass by its probed law (hand-c
   CHECK(op_gpu_time(op, dev, c).ms() == Approx(std::max(surface, law64)).epsilon(1e-9));
   CHECK(op_gpu_time(op, dev, c).ms() >= surface);
 }
+
+TEST_CASE("models::compute: torch.roll at its probed element rate, whatever the dtype (hand-computed)", "[models]") {
+  ComputeConstants c;
+  c.memory_efficiency = 1;
+  c.gpu_per_kernel = Seconds::us(0);
+  c.roll_rate = 110e9;
+  Op op;
+  op.kind = OpKind::memory;
+  op.roll_elements = 128.0 * 56 * 56 * 96;    // 38,535,168 elements
+  op.bytes = Bytes(2 * 4 * op.roll_elements);  // fp32 read + write: 308 MB, 0.077 ms at 4,000 GB/s
+  // 38,535,168 / 110e9 = 0.3503 ms (the probe measured 0.358 ms in fp32 and 0.340 ms in bf16).
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.35032).epsilon(1e-4));
+  c.roll_rate = 0;  // by bytes without the class
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.0771).epsilon(1e-2));
+}

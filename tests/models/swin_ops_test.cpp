@@ -131,3 +131,13 @@ TEST_CASE("models::swin_ops: a measured-run record naming a Swin variant gets th
   CHECK_FALSE(gp::calibrate::step_from_input(nlohmann::json::parse(R"({"model":"swin_v2_b","batch":2})"), v2));
   CHECK(v2.model.family == ModelFamily::swin);
 }
+
+TEST_CASE("models::swin_ops: the shifted blocks' rolls carry the elements they move", "[models]") {
+  // Swin-T at 224, batch 1: shifted blocks are every second one where the map is larger than the 7x7 window:
+  // 1 at 56x56x96, 1 at 28x28x192, 3 at 14x14x384, none at 7x7. Each rolls its input forward and back, and both
+  // again in backward: 4 x (56^2 x 96 + 28^2 x 192 + 3 x 14^2 x 384) = 4 x 677,376 = 2,709,504 elements.
+  const StepOps o = build_step_ops(swin("swin_t"));
+  double rolled = 0;
+  for (const Op& op : o.micro) rolled += op.roll_elements * op.count;
+  CHECK(rolled == Approx(2709504));
+}
