@@ -249,7 +249,8 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   fit->add_option("--nchw-classes", opts->nchw_classes,
                   "NCHW kernel-class constants to carry along (tools/fit_nchw_classes.py output)");
   fit->add_option("--probe-classes", opts->probe_classes,
-                  "pooling, first-convolution and per-channel-sum constants to hold fixed (tools/fit_probe_classes.py output)");
+                  "pooling, first-convolution, per-channel-sum, grouped-convolution and roll constants to hold fixed "
+                  "(tools/fit_probe_classes.py output)");
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
   fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");
