@@ -86,38 +86,32 @@ def probe(c, h, groups, stride, n=N):
             "dgrad_ms": round(max(b - w, 0.0), 5), "wgrad_ms": round(max(w - a, 0.0), 5)}
 
 
+def jobs(specs):
+    """(extra fields, c, h, groups, stride, n) to time: the networks' shapes when given, else the grid."""
+    if specs:
+        for spec in specs:
+            name, b = spec.split(":")
+            for c, h, g, stride in network_shapes(name, int(b)):
+                yield {"model": name}, c, h, g, stride, int(b)
+        return
+    for h, c in MAPS:
+        for width in WIDTHS + [c]:
+            if width <= c and c % width == 0:
+                for stride in (1, 2):
+                    yield {}, c, h, c // width, stride, N
+
+
 def main():
     torch.backends.cudnn.benchmark = True
-    if len(sys.argv) > 2:
-        with open(sys.argv[1], "w") as f:
-            for spec in sys.argv[2:]:
-                name, b = spec.split(":")
-                for c, h, g, stride in network_shapes(name, int(b)):
-                    try:
-                        rec = dict(probe(c, h, g, stride, int(b)), model=name)
-                    except Exception as e:
-                        rec = {"model": name, "c": c, "h": h, "groups": g, "stride": stride, "error": repr(e)[:200]}
-                    f.write(json.dumps(rec) + "\n")
-                    f.flush()
-                    torch.cuda.empty_cache()
-                print(f"{spec} done", flush=True)
-            f.write(json.dumps({"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
-                                "device": torch.cuda.get_device_name()}) + "\n")
-        return
     with open(sys.argv[1], "w") as f:
-        for h, c in MAPS:
-            for width in WIDTHS + [c]:
-                if width > c or c % width:
-                    continue
-                for stride in (1, 2):
-                    try:
-                        rec = probe(c, h, c // width, stride)
-                    except Exception as e:  # one shape failing must not lose the others
-                        rec = {"c": c, "h": h, "groups": c // width, "stride": stride, "error": repr(e)[:200]}
-                    f.write(json.dumps(rec) + "\n")
-                    f.flush()
-                    torch.cuda.empty_cache()
-            print(f"{h}x{h}x{c} done", flush=True)
+        for extra, c, h, g, stride, n in jobs(sys.argv[2:]):
+            try:
+                rec = dict(probe(c, h, g, stride, n), **extra)
+            except Exception as e:  # one shape failing must not lose the others
+                rec = dict(extra, c=c, h=h, groups=g, stride=stride, error=repr(e)[:200])
+            f.write(json.dumps(rec) + "\n")
+            f.flush()
+            torch.cuda.empty_cache()
         f.write(json.dumps({"torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
                             "device": torch.cuda.get_device_name()}) + "\n")
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <utility>
 
 #include "calibrate/conv_check.hpp"
 #include "calibrate/profile_io.hpp"
@@ -27,6 +28,15 @@ const Op* find(const StepOps& ops, const std::string& name) {
   for (const Op& op : ops.micro)
     if (op.name == name) return &op;
   return nullptr;
+}
+
+// The H200 profile's device model and the default constants.
+std::pair<DeviceModel, FitConstants> h200() {
+  std::vector<std::string> errors;
+  auto profile = load_profile("calibrate/profiles/h200.json", errors);
+  auto constants = load_constants("calibrate/profiles/fit-h200.json", errors);
+  REQUIRE(errors.empty());
+  return {make_device_model(*profile), *constants};
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
@@ -101,17 +111,14 @@ TEST_CASE("build_conv_layer_ops: a grouped convolution's passes carry their grou
 }
 
 TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line for a bad record", "[conv_check]") {
+  const auto [dev, constants] = h200();
   std::vector<std::string> errors;
-  auto profile = load_profile("calibrate/profiles/h200.json", errors);
-  auto constants = load_constants("calibrate/profiles/fit-h200.json", errors);
-  REQUIRE(errors.empty());
-  const DeviceModel dev = make_device_model(*profile);
   const std::string good =
       R"({"model": "m", "batch": 64, "c_in": 128, "h": 28, "w": 28, "c_out": 128, "k": [3, 3], "stride": [1, 1], )"
       R"("pad": [1, 1], "groups": 1, "bias": false, "first": false, "nchw": {"conv": [0.5, 5.0], )"
       R"("to_nhwc": [0.2, 6.0], "to_nchw": [0.1, 3.0]}, "nhwc": {"conv": [0.4, 5.0]}})";
   const std::string path = write_temp("conv_check_good.jsonl", good + "\n{\"torch\": \"2.11\"}\n");
-  auto rows = check_convs(path, dev, *constants, "both", errors);
+  auto rows = check_convs(path, dev, constants, "both", errors);
   REQUIRE(errors.empty());
   REQUIRE(rows.size() == 2);
   CHECK_FALSE(rows[0].nchw);
@@ -123,18 +130,15 @@ TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line 
   CHECK(rows[0].kind == "spatial");
 
   const std::string bad = write_temp("conv_check_bad.jsonl", R"({"model": "m", "batch": 64, "c_in": 128})" "\n");
-  check_convs(bad, dev, *constants, "nhwc", errors);
+  check_convs(bad, dev, constants, "nhwc", errors);
   REQUIRE(!errors.empty());
   CHECK(errors.front().find("conv_check_bad.jsonl:1:/h") != std::string::npos);
 }
 
 TEST_CASE("calibrate convs: the model against 300+ measured convolutions (H200 probe)", "[conv_check]") {
+  const auto [dev, constants] = h200();
   std::vector<std::string> errors;
-  auto profile = load_profile("calibrate/profiles/h200.json", errors);
-  auto constants = load_constants("calibrate/profiles/fit-h200.json", errors);
-  REQUIRE(errors.empty());
-  const auto rows = check_convs("calibrate/probes/results/conv-layout-2026-12-03.jsonl", make_device_model(*profile),
-                                *constants, "nhwc", errors);
+  const auto rows = check_convs("calibrate/probes/results/conv-layout-2026-12-03.jsonl", dev, constants, "nhwc", errors);
   REQUIRE(errors.empty());
   const ConvCheckSummary s = summarize_convs(rows);
   CHECK(s.rows > 300);
