@@ -136,8 +136,8 @@ class SwinBuilder {
     const double n = b_ * h_ * w_, c = d_.embed;
     const std::size_t from = out_.micro.size();
     linear({"patch_embed", n, 3 * patch * patch, c, 1, true, false, false, false});
-    for (std::size_t i = from; i < out_.micro.size(); ++i)
-      if (out_.micro[i].kind == OpKind::gemm) out_.micro[i].conv = true;
+    for (std::size_t i = from; i < out_.micro.size(); ++i)  // the first convolution, on the image: the stem class
+      if (out_.micro[i].kind == OpKind::gemm) out_.micro[i].conv = out_.micro[i].stem = true;
     params_ += 3 * patch * patch * c + c;
     tensors_ += 2;
     // NCHW conv output permuted to NHWC: already contiguous when channels_last, else LayerNorm copies it.

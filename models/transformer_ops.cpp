@@ -220,8 +220,11 @@ StepOps build_vit_ops(const StepConfig& step) {
   if (is_autocast(p)) add_memory(ops, "image.cast", Phase::forward, Bytes(6 * b * pix), 1);
   LinearSpec pe{"patch_embed", b * grid * grid, 3.0 * patch * patch, d, 1, true, false, false, false};
   add_linear(ops, pe, p);
+  // The patch convolution is the network's first, on the 3-channel image: cuDNN runs it far below the GEMM
+  // surface, as it does a CNN's stem (ViT-B/16 b128: 59 GFLOP in 1.16 ms, ViT-B/32 b128: 2.46 ms, aten profile
+  // calibrate/probes/results/vit-aten-2026-12-02.jsonl), so it takes the stem class.
   for (auto& op : ops)
-    if (op.kind == OpKind::gemm) op.conv = true;
+    if (op.kind == OpKind::gemm) op.conv = op.stem = true;
   add_memory(ops, "tokens.cat_pos", Phase::forward, Bytes((a + 4 + 8) * N * d), 1, 3);
   add_memory(ops, "tokens.bwd", Phase::backward, Bytes((4 + a) * N * d), 1, 2);
   Block k{b, s, d, static_cast<double>(t.heads), ff, false, true, static_cast<double>(t.layers),
