@@ -532,7 +532,11 @@ def run_vision(c, rec):
 
     def step():
         with autocast(c["precision"]):
-            loss = F.cross_entropy(model(x).float(), y)
+            out = model(x)
+            # GoogLeNet and Inception v3 return their auxiliary heads' logits too in training mode: train all
+            # heads (torchvision's reference scripts weight the auxiliary losses; the work is the same).
+            outs = [o for o in out if o is not None] if isinstance(out, tuple) else [out]
+            loss = sum(F.cross_entropy(o.float(), y) for o in outs)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
