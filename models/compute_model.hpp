@@ -67,8 +67,8 @@ struct ComputeConstants {
   std::array<double, 8> pool_rate{};
   double conv_stem_flop_efficiency = 0;
   // Grouped convolutions (ResNeXt, RegNet), per pass: t = F / (R x w / (w + w0)) x odd^[w not a power of two]
-  // x strided^[stride 2] + pass cost, w the channels per group (tools/fit_probe_classes.py over 138 grouped
-  // convolutions timed alone); never faster than the GEMM surface. Rate 0 = by the surface alone.
+  // x strided^[stride 2] + pass cost, w the channels per group (tools/fit_probe_classes.py over 166 grouped
+  // convolutions timed alone by wall clock); never faster than the GEMM surface. Rate 0 = by the surface alone.
   double grouped_conv_rate = 0;         // FLOP/s
   double grouped_conv_w0 = 0;           // channels per group at half the rate
   double grouped_conv_odd_factor = 1;   // a group width that is not a power of two
