@@ -117,6 +117,16 @@ StepOps build_cnn_ops(const StepConfig& step);      // uses vision_layers(step.m
 StepOps build_swin_ops(const StepConfig& step);     // swin_ops.hpp: uses swin_dims(step.model.id)
 StepOps build_generic_ops(const StepConfig& step);
 
+// The generic image model's prior (generic_ops.cpp): saved activation bytes per 224 x 224 sample and kernels per
+// step of a CNN with these parameters and forward FLOPs per sample, from a least-squares fit of their logarithms
+// over every CNN structure gpuplan knows at `p` (leaving out `exclude`, for leave-one-out checks). Zeros when the
+// inputs are not positive.
+struct GenericCnnPrior {
+  double saved_per_sample = 0;  // bytes
+  double kernels = 0;           // per micro-batch
+};
+GenericCnnPrior generic_cnn_prior(Precision p, double params, double fwd_flops, const std::string& exclude = "");
+
 // Optimizer update ops over `params` parameters in `tensors` tensors (memory-bound, fp32 states).
 std::vector<Op> optimizer_ops(OptimizerKind opt, double params, double tensors);
 

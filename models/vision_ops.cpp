@@ -1028,6 +1028,12 @@ const std::map<std::string, Arch>& architectures() {
 
 bool known_cnn(const std::string& id) { return architectures().count(id) != 0; }
 
+std::vector<std::string> known_cnn_ids() {
+  std::vector<std::string> ids;
+  for (const auto& [id, arch] : architectures()) ids.push_back(id);
+  return ids;
+}
+
 std::optional<TransformerDims> vit_dims(const std::string& id) {
   // name -> layers, hidden, heads, mlp, patch (torchvision.models.vision_transformer)
   static const std::map<std::string, std::array<int, 5>> m = {{"vit_b_16", {12, 768, 12, 3072, 16}},

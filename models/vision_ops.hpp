@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/step_ops.hpp"
 
@@ -20,6 +21,8 @@ namespace gp {
 // mnasnet0_5/0_75/1_0/1_3, alexnet, squeezenet1_0/1_1, shufflenet_v2_x0_5/x1_0/x1_5/x2_0, googlenet,
 // inception_v3).
 bool known_cnn(const std::string& id);
+// Every id known_cnn accepts, sorted.
+std::vector<std::string> known_cnn_ids();
 
 // One nn.Conv2d of a network (the shapes tools/probe_conv_layout.py records), for timing convolutions alone.
 struct ConvLayer {

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <numeric>
+
 #include "models/step_ops.hpp"
 #include "models/swin_ops.hpp"
 #include "models/vision_ops.hpp"
@@ -274,4 +277,48 @@ TEST_CASE("models::ops: a convolution's passes are implicit GEMMs over the tenso
   CHECK(wgrad.shape.m == 64);
   CHECK(wgrad.shape.n == 576);
   CHECK(wgrad.shape.k == 3211264);
+}
+
+TEST_CASE("models::step_ops: the generic image model's prior, leave-one-out over the known CNNs", "[models]") {
+  // Each known CNN's saved activations per sample (batch 1, bf16), predicted from its parameters and forward
+  // FLOPs by the fit over all the others, against the former prior, the median over the others. (The same fit
+  // for kernels per step gave 0.65 against the median's 0.66, so the prior takes the median for kernels.)
+  std::vector<double> e_act, e_ker, m_act, m_ker;
+  std::vector<std::pair<std::string, std::array<double, 4>>> all;  // id, params, flops, activations, kernels
+  for (const auto& id : known_cnn_ids()) {
+    StepConfig s = cnn(id);
+    s.micro_batch = 1;
+    s.precision = Precision::bf16;
+    const StepOps o = build_cnn_ops(s);
+    double kernels = 0, fwd = 0;
+    for (const Op& op : o.micro) {
+      kernels += op.kernels * op.count;
+      if (op.phase == Phase::forward && (op.kind == OpKind::gemm || op.kind == OpKind::simt))
+        fwd += op.flops.value() * op.count;
+    }
+    all.push_back({id, {o.params, fwd, o.activations.value(), kernels}});
+  }
+  REQUIRE(all.size() >= 60);
+  for (const auto& [id, v] : all) {
+    const GenericCnnPrior p = generic_cnn_prior(Precision::bf16, v[0], v[1], id);
+    REQUIRE(p.saved_per_sample > 0);
+    e_act.push_back(std::abs(std::log(p.saved_per_sample / v[2])));
+    e_ker.push_back(std::abs(std::log(p.kernels / v[3])));
+    std::vector<double> acts, kers;
+    for (const auto& [other, w] : all)
+      if (other != id) {
+        acts.push_back(w[2]);
+        kers.push_back(w[3]);
+      }
+    std::sort(acts.begin(), acts.end());
+    std::sort(kers.begin(), kers.end());
+    m_act.push_back(std::abs(std::log(acts[acts.size() / 2] / v[2])));
+    m_ker.push_back(std::abs(std::log(kers[kers.size() / 2] / v[3])));
+  }
+  auto mean = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); };
+  INFO("activations: fit " << mean(e_act) << ", median " << mean(m_act) << "; kernels: fit " << mean(e_ker)
+                           << ", median " << mean(m_ker));
+  CHECK(mean(e_act) < 0.75 * mean(m_act));  // 0.50 against 0.79 on 2026-12-03
+  CHECK(mean(e_act) < 0.6);
+  CHECK(mean(e_ker) == Approx(mean(m_ker)));   // the median, as documented
 }
