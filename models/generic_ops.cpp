@@ -8,11 +8,10 @@
 //   same fit gives no gain over the median (0.65 against 0.66), so the median stays;
 // - otherwise activations scale with FLOPs as ResNet-50's do (bytes saved per forward FLOP).
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <map>
-#include <mutex>
 #include <vector>
+
+#include <Eigen/Dense>
 
 #include "models/step_ops.hpp"
 #include "models/vision_ops.hpp"
@@ -27,10 +26,8 @@ double resnet50_saved_bytes_per_flop(Precision p) {
   ref.micro_batch = 1;
   ref.precision = p;
   const StepOps ops = build_cnn_ops(ref);
-  double fwd_flops = 0;
-  for (const auto& op : ops.micro)
-    if (op.phase == Phase::forward && op.kind == OpKind::gemm) fwd_flops += op.flops.value() * op.count;
-  return fwd_flops > 0 ? ops.activations.value() / fwd_flops : 0.0;
+  const double fwd = forward_flops(ops).value();
+  return fwd > 0 ? ops.activations.value() / fwd : 0.0;
 }
 
 // One known CNN at batch 1: ln params, ln forward FLOPs, ln saved activation bytes, ln kernels per step.
@@ -39,12 +36,8 @@ struct CnnPoint {
   double lp = 0, lf = 0, la = 0, lk = 0;
 };
 
+// Every known CNN at batch 1 and precision p.
 std::vector<CnnPoint> cnn_points(Precision p) {
-  static std::mutex mu;
-  static std::map<Precision, std::vector<CnnPoint>> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache.find(p);
-  if (it != cache.end()) return it->second;
   std::vector<CnnPoint> pts;
   for (const auto& id : known_cnn_ids()) {
     StepConfig s;
@@ -53,59 +46,35 @@ std::vector<CnnPoint> cnn_points(Precision p) {
     s.micro_batch = 1;
     s.precision = p;
     const StepOps ops = build_cnn_ops(s);
-    double fwd = 0, kernels = 0;
-    for (const auto& op : ops.micro) {
-      if (op.phase == Phase::forward && (op.kind == OpKind::gemm || op.kind == OpKind::simt))
-        fwd += op.flops.value() * op.count;
-      kernels += op.kernels * op.count;
-    }
+    double kernels = 0;
+    for (const auto& op : ops.micro) kernels += op.kernels * op.count;
+    const double fwd = forward_flops(ops).value();
     if (ops.params <= 0 || fwd <= 0 || ops.activations.value() <= 0 || kernels <= 0) continue;
     pts.push_back({id, std::log(ops.params), std::log(fwd), std::log(ops.activations.value()), std::log(kernels)});
   }
-  cache[p] = pts;
   return pts;
-}
-
-// Least squares y = c0 + c1 x1 + c2 x2 by the normal equations (3 x 3, Cramer's rule).
-std::array<double, 3> fit_plane(const std::vector<std::array<double, 3>>& xy) {
-  double s[3][3] = {}, t[3] = {};
-  for (const auto& r : xy) {
-    const double x[3] = {1, r[0], r[1]};
-    for (int i = 0; i < 3; ++i) {
-      t[i] += x[i] * r[2];
-      for (int j = 0; j < 3; ++j) s[i][j] += x[i] * x[j];
-    }
-  }
-  auto det = [](const double m[3][3]) {
-    return m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
-           m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0]);
-  };
-  const double d = det(s);
-  std::array<double, 3> c{0, 0, 0};
-  if (std::abs(d) < 1e-12) return c;
-  for (int k = 0; k < 3; ++k) {
-    double m[3][3];
-    for (int i = 0; i < 3; ++i)
-      for (int j = 0; j < 3; ++j) m[i][j] = j == k ? t[i] : s[i][j];
-    c[static_cast<std::size_t>(k)] = det(m) / d;
-  }
-  return c;
 }
 
 }  // namespace
 
 GenericCnnPrior generic_cnn_prior(Precision p, double params, double fwd_flops, const std::string& exclude) {
-  std::vector<std::array<double, 3>> act;
-  std::vector<double> kernels;
-  for (const auto& pt : cnn_points(p)) {
-    if (pt.id == exclude) continue;
-    act.push_back({pt.lp, pt.lf, pt.la});
-    kernels.push_back(pt.lk);
-  }
   GenericCnnPrior out;
-  if (act.size() < 3 || params <= 0 || fwd_flops <= 0) return out;
-  const auto a = fit_plane(act);
-  out.saved_per_sample = std::exp(a[0] + a[1] * std::log(params) + a[2] * std::log(fwd_flops));
+  if (params <= 0 || fwd_flops <= 0) return out;
+  std::vector<CnnPoint> pts = cnn_points(p);
+  pts.erase(std::remove_if(pts.begin(), pts.end(), [&](const CnnPoint& q) { return q.id == exclude; }), pts.end());
+  if (pts.size() < 3) return out;
+  // ln(activations) = c0 + c1 ln(params) + c2 ln(FLOPs), least squares.
+  Eigen::MatrixXd x(static_cast<Eigen::Index>(pts.size()), 3);
+  Eigen::VectorXd y(static_cast<Eigen::Index>(pts.size()));
+  std::vector<double> kernels;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const auto r = static_cast<Eigen::Index>(i);
+    x.row(r) << 1.0, pts[i].lp, pts[i].lf;
+    y[r] = pts[i].la;
+    kernels.push_back(pts[i].lk);
+  }
+  const Eigen::Vector3d c = x.colPivHouseholderQr().solve(y);
+  out.saved_per_sample = std::exp(c[0] + c[1] * std::log(params) + c[2] * std::log(fwd_flops));
   std::nth_element(kernels.begin(), kernels.begin() + static_cast<std::ptrdiff_t>(kernels.size() / 2), kernels.end());
   out.kernels = std::exp(kernels[kernels.size() / 2]);
   return out;

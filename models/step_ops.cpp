@@ -50,6 +50,13 @@ Op gemm_op(std::string name, Phase ph, Dtype d, GemmShape s, double a, double co
 
 }  // namespace
 
+Flops forward_flops(const StepOps& ops) {
+  double f = 0;
+  for (const Op& op : ops.micro)
+    if (op.phase == Phase::forward && op.kind != OpKind::memory) f += op.flops.value() * op.count;
+  return Flops(f);
+}
+
 // Forward: [cast weight and input to 16-bit] + GEMM (bias fused by addmm).
 // Backward: dgrad GEMM, wgrad GEMM, bias-grad reduction, [cast dW to fp32, cast dX back to fp32].
 void add_linear(std::vector<Op>& ops, const LinearSpec& l, Precision p) {

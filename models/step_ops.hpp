@@ -98,6 +98,9 @@ struct StepOps {
   std::string not_expressible;     // non-empty: the model cannot build this step, and why
 };
 
+// Forward FLOPs of one micro-batch: its forward GEMM, attention and CUDA-core operators (not the recomputation).
+Flops forward_flops(const StepOps& ops);
+
 // Bytes per element of activations in this precision mode (autocast: 2; fp32 / tf32: 4).
 double activation_bytes(Precision p);
 // GEMM dtype used by matmuls / convolutions in this precision mode.

@@ -30,12 +30,7 @@ StepConfig cnn(const std::string& id) {
   return s;
 }
 
-double fwd_flops(const StepOps& o) {
-  double f = 0;
-  for (const auto& op : o.micro)
-    if (op.phase == Phase::forward && op.kind != OpKind::memory) f += op.flops.value() * op.count;
-  return f;
-}
+double fwd_flops(const StepOps& o) { return forward_flops(o).value(); }
 
 }  // namespace
 
@@ -290,13 +285,9 @@ TEST_CASE("models::step_ops: the generic image model's prior, leave-one-out over
     s.micro_batch = 1;
     s.precision = Precision::bf16;
     const StepOps o = build_cnn_ops(s);
-    double kernels = 0, fwd = 0;
-    for (const Op& op : o.micro) {
-      kernels += op.kernels * op.count;
-      if (op.phase == Phase::forward && (op.kind == OpKind::gemm || op.kind == OpKind::simt))
-        fwd += op.flops.value() * op.count;
-    }
-    all.push_back({id, {o.params, fwd, o.activations.value(), kernels}});
+    double kernels = 0;
+    for (const Op& op : o.micro) kernels += op.kernels * op.count;
+    all.push_back({id, {o.params, fwd_flops(o), o.activations.value(), kernels}});
   }
   REQUIRE(all.size() >= 60);
   for (const auto& [id, v] : all) {
