@@ -297,11 +297,7 @@ std::optional<ComputeConstants> load_probe_classes(const std::string& path, std:
 void copy_probe_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.pool_rate = from.pool_rate;
   to.conv_stem_flop_efficiency = from.conv_stem_flop_efficiency;
-  to.grouped_conv_rate = from.grouped_conv_rate;
-  to.grouped_conv_w0 = from.grouped_conv_w0;
-  to.grouped_conv_odd_factor = from.grouped_conv_odd_factor;
-  to.grouped_conv_stride_factor = from.grouped_conv_stride_factor;
-  to.grouped_conv_pass_cost = from.grouped_conv_pass_cost;
+  to.grouped_conv = from.grouped_conv;
   to.roll_rate = from.roll_rate;
   to.channel_sum = from.channel_sum;
   to.probe_classes_source = from.probe_classes_source;
@@ -359,11 +355,11 @@ void read_probe_classes(FieldReader& r, ComputeConstants& c, bool required) {
   for (std::size_t i = 0; i < c.pool_rate.size(); ++i) c.pool_rate[i] = value(kPoolRateKeys[i]) * 1e9;
   c.conv_stem_flop_efficiency = value("conv_stem_flop_efficiency");
   // The grouped-convolution class: optional in both files (older probe-class files lack it).
-  c.grouped_conv_rate = r.non_negative("grouped_conv_tflops", false).value_or(0) * 1e12;
-  c.grouped_conv_w0 = r.non_negative("grouped_conv_w0", false).value_or(0);
-  c.grouped_conv_odd_factor = r.non_negative("grouped_conv_odd_factor", false).value_or(1);
-  c.grouped_conv_stride_factor = r.non_negative("grouped_conv_stride_factor", false).value_or(1);
-  c.grouped_conv_pass_cost = Seconds::us(r.non_negative("grouped_conv_pass_us", false).value_or(0));
+  c.grouped_conv.rate = r.non_negative("grouped_conv_tflops", false).value_or(0) * 1e12;
+  c.grouped_conv.w0 = r.non_negative("grouped_conv_w0", false).value_or(0);
+  c.grouped_conv.odd_factor = r.non_negative("grouped_conv_odd_factor", false).value_or(1);
+  c.grouped_conv.stride_factor = r.non_negative("grouped_conv_stride_factor", false).value_or(1);
+  c.grouped_conv.pass_cost = Seconds::us(r.non_negative("grouped_conv_pass_us", false).value_or(0));
   c.roll_rate = r.non_negative("roll_gelements_per_s", false).value_or(0) * 1e9;
   // The per-channel sum samples: [{"rows", "channels", "layout": "nhwc" | "nchw", "gelements_per_s"}, ...].
   const nlohmann::json& j = r.json();
@@ -467,12 +463,12 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
     if (c.nchw_transform_passes[b] >= 0) j["constants"][kNchwPassKeys[b]] = c.nchw_transform_passes[b];
   for (std::size_t i = 0; i < c.pool_rate.size(); ++i) j["constants"][kPoolRateKeys[i]] = c.pool_rate[i] / 1e9;
   j["constants"]["conv_stem_flop_efficiency"] = c.conv_stem_flop_efficiency;
-  if (c.grouped_conv_rate > 0) {
-    j["constants"]["grouped_conv_tflops"] = c.grouped_conv_rate / 1e12;
-    j["constants"]["grouped_conv_w0"] = c.grouped_conv_w0;
-    j["constants"]["grouped_conv_odd_factor"] = c.grouped_conv_odd_factor;
-    j["constants"]["grouped_conv_stride_factor"] = c.grouped_conv_stride_factor;
-    j["constants"]["grouped_conv_pass_us"] = c.grouped_conv_pass_cost.us();
+  if (c.grouped_conv.rate > 0) {
+    j["constants"]["grouped_conv_tflops"] = c.grouped_conv.rate / 1e12;
+    j["constants"]["grouped_conv_w0"] = c.grouped_conv.w0;
+    j["constants"]["grouped_conv_odd_factor"] = c.grouped_conv.odd_factor;
+    j["constants"]["grouped_conv_stride_factor"] = c.grouped_conv.stride_factor;
+    j["constants"]["grouped_conv_pass_us"] = c.grouped_conv.pass_cost.us();
   }
   if (c.roll_rate > 0) j["constants"]["roll_gelements_per_s"] = c.roll_rate / 1e9;
   nlohmann::json sums = nlohmann::json::array();

@@ -70,12 +70,13 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
                       ? gemm_kernel_time(dev.surface, op.dtype, op.shape)
                       : op.flops / large_rate(dev, op.dtype);
       work = std::max(Seconds(t / eff), mem_time(op.bytes, dev, c));
-      if (op.conv && op.group_width > 0 && c.grouped_conv_rate > 0) {
+      const auto& g = c.grouped_conv;
+      if (op.conv && op.group_width > 0 && g.rate > 0) {
         const double w = op.group_width;
-        double t_g = op.flops.value() / (c.grouped_conv_rate * w / (w + c.grouped_conv_w0));
-        if ((op.group_width & (op.group_width - 1)) != 0) t_g *= c.grouped_conv_odd_factor;
-        if (op.group_strided) t_g *= c.grouped_conv_stride_factor;
-        work = std::max(work, Seconds(Seconds(t_g) + c.grouped_conv_pass_cost));
+        double t_g = op.flops.value() / (g.rate * w / (w + g.w0));
+        if ((op.group_width & (op.group_width - 1)) != 0) t_g *= g.odd_factor;
+        if (op.group_strided) t_g *= g.stride_factor;
+        work = std::max(work, Seconds(Seconds(t_g) + g.pass_cost));
       }
       // The 3-channel first convolution in 16-bit (measured so; fp32 / tf32 keep the surface).
       if (op.stem && c.conv_stem_flop_efficiency > 0 && (op.dtype == Dtype::bf16 || op.dtype == Dtype::fp16))

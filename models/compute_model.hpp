@@ -69,11 +69,13 @@ struct ComputeConstants {
   // Grouped convolutions (ResNeXt, RegNet), per pass: t = F / (R x w / (w + w0)) x odd^[w not a power of two]
   // x strided^[stride 2] + pass cost, w the channels per group (tools/fit_probe_classes.py over 166 grouped
   // convolutions timed alone by wall clock); never faster than the GEMM surface. Rate 0 = by the surface alone.
-  double grouped_conv_rate = 0;         // FLOP/s
-  double grouped_conv_w0 = 0;           // channels per group at half the rate
-  double grouped_conv_odd_factor = 1;   // a group width that is not a power of two
-  double grouped_conv_stride_factor = 1;
-  Seconds grouped_conv_pass_cost;
+  struct GroupedConvLaw {
+    double rate = 0;           // R, FLOP/s
+    double w0 = 0;             // channels per group at half the rate
+    double odd_factor = 1;     // a group width that is not a power of two
+    double stride_factor = 1;  // a strided convolution
+    Seconds pass_cost;
+  } grouped_conv;
   double roll_rate = 0;  // torch.roll, elements per second (tools/probe_roll.py); 0 = by bytes
   // Per-channel sums (g.sum(dim=(0, 2, 3))) measured over a grid of shapes; empty = by bytes.
   struct ChannelSumSample {

@@ -56,6 +56,18 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   CHECK(errors.empty());
   zero["constants"]["cpu_per_step_eager_us"] = -1.0;
   CHECK_FALSE(parse_constants(zero, "f.json", errors));
+  // The grouped-convolution law and the roll rate survive a write and re-read.
+  fc.compute.grouped_conv = {1.5e15, 200, 4.5, 2.2, Seconds::us(55)};
+  fc.compute.roll_rate = 109e9;
+  errors.clear();
+  auto g = parse_constants(constants_to_json(fc), "f.json", errors);
+  REQUIRE(g);
+  CHECK(g->compute.grouped_conv.rate == Approx(1.5e15));
+  CHECK(g->compute.grouped_conv.w0 == Approx(200));
+  CHECK(g->compute.grouped_conv.odd_factor == Approx(4.5));
+  CHECK(g->compute.grouped_conv.stride_factor == Approx(2.2));
+  CHECK(g->compute.grouped_conv.pass_cost.us() == Approx(55));
+  CHECK(g->compute.roll_rate == Approx(109e9));
 }
 
 namespace {

@@ -317,6 +317,30 @@ TEST_CASE("calibrate::probe classes: a bias gradient's per-channel sum at its pr
   CHECK(grad->channel_sum_rows == 64.0 * 224 * 224);
   CHECK(grad->channel_sum_channels == 64);
   CHECK_FALSE(grad->channel_sum_nchw);
+  // A Linear's bias gradient is the same [rows, C] sum: GPT-124M b8 s1024, the QKV projection's over 8,192 tokens
+  // into 2,304 outputs.
+  StepConfig g;
+  g.model.id = "gpt";
+  g.model.family = ModelFamily::gpt;
+  g.model.dims.layers = 12;
+  g.model.dims.d_model = 768;
+  g.model.dims.heads = 12;
+  g.model.dims.seq = 1024;
+  g.micro_batch = 8;
+  const Op* qkv = nullptr;
+  for (const Op& o : build_step_ops(g).micro)
+    if (o.name == "qkv.bgrad") { qkv = &o; break; }
+  REQUIRE(qkv);
+  CHECK(qkv->channel_sum_rows == 8192);
+  CHECK(qkv->channel_sum_channels == 2304);
+  // Never faster than its bytes: a sum whose bytes take longer at the copy bandwidth than at the probed rate
+  // (a wide fp32 gradient) is timed by its bytes. 1 GB at 0.5 of the copy bandwidth, 8,192 x 64 elements.
+  Op wide = op;
+  wide.channel_sum_rows = 8192;
+  wide.channel_sum_channels = 64;
+  wide.bytes = Bytes::gb(1);
+  c.memory_efficiency = 0.5;
+  CHECK(op_gpu_time(wide, dev, c).value() == Approx(1e9 / (dev.copy_bw.value() * 0.5)).epsilon(1e-9));
 }
 
 TEST_CASE("calibrate::probe classes: a bad per-channel sum sample is named by its JSON path", "[calibrate]") {

@@ -275,11 +275,11 @@ TEST_CASE("models::compute: a grouped convolution pass by its probed law (hand-c
   const DeviceModel dev = device();
   ComputeConstants c;
   c.gpu_per_kernel = Seconds::us(0);
-  c.grouped_conv_rate = 1.5e15;  // FLOP/s
-  c.grouped_conv_w0 = 200;
-  c.grouped_conv_odd_factor = 4;
-  c.grouped_conv_stride_factor = 2;
-  c.grouped_conv_pass_cost = Seconds::us(50);
+  c.grouped_conv.rate = 1.5e15;  // FLOP/s
+  c.grouped_conv.w0 = 200;
+  c.grouped_conv.odd_factor = 4;
+  c.grouped_conv.stride_factor = 2;
+  c.grouped_conv.pass_cost = Seconds::us(50);
   // RegNetY-8GF's first grouped 3x3 at batch 128: 224 channels in groups of 56, 112 -> 56, forward.
   Op op;
   op.kind = OpKind::gemm;
@@ -301,7 +301,7 @@ TEST_CASE("models::compute: a grouped convolution pass by its probed law (hand-c
   op.group_strided = false;
   const double law64 = op.flops.value() / (1.5e15 * 64.0 / 264.0) * 1e3 + 0.05;
   ComputeConstants off = c;
-  off.grouped_conv_rate = 0;
+  off.grouped_conv.rate = 0;
   const double surface = op_gpu_time(op, dev, off).ms();
   CHECK(law64 == Approx(0.2992).epsilon(1e-3));
   CHECK(op_gpu_time(op, dev, c).ms() == Approx(std::max(surface, law64)).epsilon(1e-9));
