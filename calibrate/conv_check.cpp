@@ -108,33 +108,32 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
 }
 
 ConvCheckSummary summarize_convs(const std::vector<ConvCheckRow>& rows) {
+  // RMS and mean of ln(predicted / measured) over some rows.
+  auto log_errors = [](const std::vector<double>& e, double& rms, double& mean) {
+    double sq = 0, sum = 0;
+    for (double x : e) {
+      sq += x * x;
+      sum += x;
+    }
+    rms = e.empty() ? 0 : std::sqrt(sq / e.size());
+    mean = e.empty() ? 0 : sum / e.size();
+  };
   ConvCheckSummary s;
-  std::map<std::string, std::pair<std::vector<double>, int>> parts;
-  double sq = 0, sum = 0;
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> parts;
   for (const auto& r : rows) {
-    const double e = std::log(r.predicted_ms / r.measured_ms);
-    sq += e * e;
-    sum += e;
+    all.push_back(std::log(r.predicted_ms / r.measured_ms));
+    parts[r.kind].push_back(all.back());
     s.total_measured_ms += r.measured_ms;
     s.total_predicted_ms += r.predicted_ms;
-    parts[r.kind].first.push_back(e);
   }
   s.rows = static_cast<int>(rows.size());
-  if (s.rows > 0) {
-    s.rms_log_error = std::sqrt(sq / s.rows);
-    s.mean_log_error = sum / s.rows;
-  }
-  for (const auto& [kind, p] : parts) {
+  log_errors(all, s.rms_log_error, s.mean_log_error);
+  for (const auto& [kind, e] : parts) {
     ConvCheckSummary::Part part;
     part.kind = kind;
-    part.rows = static_cast<int>(p.first.size());
-    double q = 0, m = 0;
-    for (double e : p.first) {
-      q += e * e;
-      m += e;
-    }
-    part.rms_log_error = std::sqrt(q / part.rows);
-    part.mean_log_error = m / part.rows;
+    part.rows = static_cast<int>(e.size());
+    log_errors(e, part.rms_log_error, part.mean_log_error);
     s.by_kind.push_back(part);
   }
   return s;

@@ -17,13 +17,15 @@ enum class Act { relu, relu6, hardswish, silu };
 // Emits operators for a CNN as its layers are declared, tracking the current feature-map shape.
 class CnnBuilder {
  public:
-  CnnBuilder(const StepConfig& s, StepOps& out) : step_(s), out_(out), b_(s.micro_batch) {
+  // `network`: the builder starts at the network's input image (cast to 16-bit under autocast); false for a
+  // layer built alone (build_conv_layer_ops).
+  CnnBuilder(const StepConfig& s, StepOps& out, bool network = true) : step_(s), out_(out), b_(s.micro_batch) {
     a_ = activation_bytes(s.precision);
     if (s.model.input_shape.size() == 3) {
       h_ = s.model.input_shape[1];
       w_ = s.model.input_shape[2];
     }
-    if (is_autocast(s.precision))
+    if (network && is_autocast(s.precision))
       add_memory(out_.micro, "image.cast", Phase::forward, Bytes(6 * b_ * 3 * h_ * w_), 1);
     nchw_ = !s.channels_last;
   }
@@ -1057,8 +1059,7 @@ std::optional<TransformerDims> vit_dims(const std::string& id) {
 
 StepOps build_conv_layer_ops(const StepConfig& step, const ConvLayer& l) {
   StepOps out;
-  CnnBuilder nb(step, out);
-  out.micro.clear();  // no image cast: one layer, not a network
+  CnnBuilder nb(step, out, false);
   nb.start_at(l.c_in, l.h, l.w, l.first);
   nb.conv_general(l.c_out, l.kh, l.kw, l.stride_h, l.stride_w, l.pad_h, l.pad_w, l.groups);
   if (l.bias) nb.bias();
