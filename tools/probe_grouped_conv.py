@@ -25,23 +25,12 @@ import sys
 import torch
 import torchvision
 
+from torch_kernels import cuda_ms
+
 MAPS = [(56, 128), (56, 256), (28, 256), (28, 512), (14, 512), (14, 1024), (7, 1024), (7, 2048)]
 WIDTHS = [4, 8, 16, 32, 64, 128]
 N = 64
 ITERS = 20
-
-
-def timed(fn):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(ITERS):
-        fn()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / ITERS
 
 
 def network_shapes(name, batch):
@@ -81,7 +70,7 @@ def probe(c, h, groups, stride, n=N):
     def wgrad_only():
         conv(x).backward(gy)
 
-    a, b, w = timed(fwd), timed(both), timed(wgrad_only)
+    a, b, w = cuda_ms(fwd, ITERS), cuda_ms(both, ITERS), cuda_ms(wgrad_only, ITERS)
     return {"n": n, "c": c, "h": h, "w": h, "groups": groups, "stride": stride, "fwd_ms": round(a, 5),
             "dgrad_ms": round(max(b - w, 0.0), 5), "wgrad_ms": round(max(w - a, 0.0), 5)}
 

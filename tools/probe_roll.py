@@ -15,6 +15,8 @@ import sys
 
 import torch
 
+from torch_kernels import cuda_ms
+
 STAGES = [(56, 96), (28, 192), (14, 384), (7, 768), (56, 128), (28, 256), (14, 512), (7, 1024)]
 
 
@@ -25,18 +27,10 @@ def main():
                 for dtype in (torch.float32, torch.bfloat16):
                     x = torch.randn(n, hw, hw, c, device="cuda", dtype=dtype)
                     shift = 3 if hw > 7 else 0
-                    for _ in range(3):
-                        torch.roll(x, shifts=(-shift, -shift), dims=(1, 2))
-                    torch.cuda.synchronize()
-                    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    a.record()
-                    for _ in range(20):
-                        torch.roll(x, shifts=(-shift, -shift), dims=(1, 2))
-                    b.record()
-                    torch.cuda.synchronize()
+                    ms = cuda_ms(lambda: torch.roll(x, shifts=(-shift, -shift), dims=(1, 2)), 20)
                     f.write(json.dumps({"n": n, "h": hw, "w": hw, "c": c, "dtype": str(dtype).split(".")[1],
                                         "shift": shift, "bytes": 2 * x.numel() * x.element_size(),
-                                        "ms": round(a.elapsed_time(b) / 20, 5)}) + "\n")
+                                        "ms": round(ms, 5)}) + "\n")
                     del x
         f.write(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name()}) + "\n")
 

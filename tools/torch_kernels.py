@@ -1,5 +1,19 @@
-"""The CUDA kernels of a torch.profiler profile: (name, GPU ms) per kernel launch, for the probe and profile tools."""
+"""Shared by the probe and profile tools: the CUDA kernels of a torch.profiler profile, and wall-clock timing."""
 import torch
+
+
+def cuda_ms(fn, iters, warmup=3):
+    """Mean milliseconds of fn() over `iters` back-to-back calls after `warmup`, by CUDA events around the loop."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(iters):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / iters
 
 
 def cuda_kernels(prof):
