@@ -112,13 +112,13 @@ class SwinBuilder {
     params_ += 2 * dim * count;
     tensors_ += 2 * count;
   }
-  // StochasticDepth("row") on a branch of `br`-byte elements: noise [B,1,1,1] (bernoulli_, div_) and a multiply.
+  // StochasticDepth("row") on a branch of `n` elements, each `br` bytes wide: noise [B,1,1,1] (bernoulli_, div_) and a multiply.
   void stochastic_depth(const std::string& name, double n, double br, double count) {
     if (count <= 0) return;
     mem(name + ".fwd", Phase::forward, 2 * br * n, count, 3);
     mem(name + ".bwd", Phase::backward, 3 * br * n, count);
   }
-  // x = x + branch: the stream (`s` bytes) plus the branch output (`br` bytes); backward sums the two
+  // x = x + branch over `n` elements: the stream (`s` bytes each) plus the branch output (`br` bytes); backward sums the two
   // gradients (a branch narrower than the stream first gets its gradient cast down).
   void residual(const std::string& name, double n, double s, double br, double count) {
     mem(name + ".fwd", Phase::forward, (2 * s + br) * n, count);
@@ -310,8 +310,8 @@ class SwinBuilder {
       layer_norm("norm1", n, c, a, L);
       branch = 4;
     }
-    stochastic_depth(pre + "stochastic_depth", n, branch, sd);
-    residual(pre + "residual", n, s, branch, L);
+    stochastic_depth(pre + "stochastic_depth", n * c, branch, sd);
+    residual(pre + "residual", n * c, s, branch, L);
 
     // --- MLP branch: Linear(C, 4C) -> GELU -> Linear(4C, C) (dropouts 0).
     double mlp_in = s;
@@ -327,8 +327,8 @@ class SwinBuilder {
     params_ += (8 * c * c + 5 * c) * L;
     tensors_ += 4 * L;
     if (d_.v2) layer_norm("norm2", n, c, a, L);
-    stochastic_depth("mlp.stochastic_depth", n, branch, sd);
-    residual("mlp.residual", n, s, branch, L);
+    stochastic_depth("mlp.stochastic_depth", n * c, branch, sd);
+    residual("mlp.residual", n * c, s, branch, L);
   }
 };
 

@@ -141,3 +141,24 @@ TEST_CASE("models::swin_ops: the shifted blocks' rolls carry the elements they m
   for (const Op& op : o.micro) rolled += op.roll_elements * op.count;
   CHECK(rolled == Approx(2709504));
 }
+
+TEST_CASE("models::swin_ops: residual adds and stochastic depth move every element of the map", "[models]") {
+  // Swin-T at 224, batch 1, fp32 (stream and branch both 4 bytes). Elements per block: 56^2 x 96 = 301,056
+  // (2 blocks), 28^2 x 192 = 150,528 (2), 14^2 x 384 = 75,264 (6), 7^2 x 768 = 37,632 (2): 1,430,016 in all.
+  // Each block has two residual adds (attention and MLP branch), each reading stream and branch and writing
+  // the stream: 12 bytes per element, 2 x 12 x 1,430,016 = 34,320,384 bytes. Stochastic depth ("row") multiplies
+  // each branch except the first block's (p = 0): 2 x 8 bytes x (1,430,016 - 301,056) = 18,063,360 bytes.
+  StepConfig s = swin("swin_t");
+  s.precision = Precision::fp32;
+  const StepOps o = build_step_ops(s);
+  double residual = 0, stochastic = 0;
+  for (const Op& op : o.micro) {
+    const auto ends_with = [&](const std::string& suffix) {
+      return op.name.size() >= suffix.size() && op.name.compare(op.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    if (ends_with("residual.fwd")) residual += op.bytes.value() * op.count;
+    if (ends_with("stochastic_depth.fwd")) stochastic += op.bytes.value() * op.count;
+  }
+  CHECK(residual == Approx(34320384));
+  CHECK(stochastic == Approx(18063360));
+}
