@@ -38,6 +38,22 @@ Seconds mem_time(Bytes b, const DeviceModel& dev, const ComputeConstants& c) {
   return b / (dev.copy_bw * c.memory_efficiency);
 }
 
+// A memory op's bytes: those on the unrolled and broadcast paths at their probed rates, the rest at the memory
+// efficiency (a path without a probed rate falls back to it too).
+Seconds elementwise_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c) {
+  double rest = op.bytes.value();
+  Seconds t;
+  if (c.elementwise_unrolled_bw > 0 && op.unrolled_bytes > 0) {
+    t += Seconds(op.unrolled_bytes / c.elementwise_unrolled_bw);
+    rest -= op.unrolled_bytes;
+  }
+  if (c.elementwise_broadcast_bw > 0 && op.broadcast_bytes > 0) {
+    t += Seconds(op.broadcast_bytes / c.elementwise_broadcast_bw);
+    rest -= op.broadcast_bytes;
+  }
+  return t + mem_time(Bytes(std::max(0.0, rest)), dev, c);
+}
+
 }  // namespace
 
 double channel_sum_rate(const std::vector<ComputeConstants::ChannelSumSample>& samples, double rows,
@@ -94,7 +110,7 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
       else if (op.transpose && c.transpose_efficiency > 0)
         work = op.bytes / (dev.copy_bw * c.transpose_efficiency);
       else
-        work = mem_time(op.bytes, dev, c);
+        work = elementwise_time(op, dev, c);
       if (op.nchw && op.channels > 0) {  // NCHW BatchNorm
         const bool fwd = op.phase == Phase::forward;
         const double rc = fwd ? c.bn_nchw_fwd_rate_per_channel : c.bn_nchw_bwd_rate_per_channel;

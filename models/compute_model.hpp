@@ -77,6 +77,10 @@ struct ComputeConstants {
     Seconds pass_cost;
   } grouped_conv;
   double roll_rate = 0;  // torch.roll, elements per second (tools/probe_roll.py); 0 = by bytes
+  // PyTorch's slower elementwise paths (tools/probe_elementwise.py), bytes (read + written) per second:
+  // unrolled_elementwise_kernel (an operand cast inside the kernel) and the generic elementwise_kernel (a
+  // broadcast operand). 0 = at the memory efficiency like the vectorised kernels.
+  double elementwise_unrolled_bw = 0, elementwise_broadcast_bw = 0;
   // Per-channel sums (g.sum(dim=(0, 2, 3))) measured over a grid of shapes; empty = by bytes.
   struct ChannelSumSample {
     double rows = 0, channels = 0;  // N x H x W, C

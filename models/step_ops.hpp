@@ -72,6 +72,10 @@ struct Op {
   // torch.roll (Swin's shifted windows): elements rolled per occurrence. Its kernel computes a source index per
   // element and is not vectorised: timed at the probed roll rate, whatever the dtype (tools/probe_roll.py).
   double roll_elements = 0;
+  // Of `bytes`, those moved by PyTorch's slower elementwise paths (a memory op only): an operand cast inside the
+  // kernel (bf16 -> fp32 copies, fp32 + bf16: unrolled_elementwise_kernel) or a broadcast operand (x * s[N,1,1,1],
+  // gamma[C,1,1] * x, x + bias[1,C,1,1]: the generic elementwise_kernel). Timed at their probed rates.
+  double unrolled_bytes = 0, broadcast_bytes = 0;
 };
 
 // The bands of NchwBand: a spatial (k > 1) convolution, the network's first one (no input gradient), and 1x1
@@ -150,5 +154,8 @@ void add_linear(std::vector<Op>& ops, const LinearSpec& l, Precision p);
 // A memory-bound op of `bytes` traffic (read + write).
 void add_memory(std::vector<Op>& ops, std::string name, Phase ph, Bytes bytes, double count, int kernels = 1,
                 bool recompute = false);
+// Marks all of a memory op's bytes as moved by PyTorch's unrolled (in-kernel cast) or broadcast elementwise path.
+inline Op& unrolled_path(Op& op) { op.unrolled_bytes = op.bytes.value(); return op; }
+inline Op& broadcast_path(Op& op) { op.broadcast_bytes = op.bytes.value(); return op; }
 
 }  // namespace gp

@@ -103,7 +103,7 @@ class SwinBuilder {
   void layer_norm(const std::string& name, double rows, double dim, double in_bytes, double count) {
     const double n = rows * dim;
     if (ac_ && in_bytes < 4) {
-      mem(name + ".cast", Phase::forward, 6 * n, count);
+      unrolled_path(mem(name + ".cast", Phase::forward, 6 * n, count));  // 16-bit -> fp32
       mem(name + ".cast.bwd", Phase::backward, 6 * n, count);
     }
     mem(name + ".fwd", Phase::forward, 8 * n, count).rows = rows;
@@ -115,13 +115,14 @@ class SwinBuilder {
   // StochasticDepth("row") on a branch of `n` elements, each `br` bytes wide: noise [B,1,1,1] (bernoulli_, div_) and a multiply.
   void stochastic_depth(const std::string& name, double n, double br, double count) {
     if (count <= 0) return;
-    mem(name + ".fwd", Phase::forward, 2 * br * n, count, 3);
-    mem(name + ".bwd", Phase::backward, 3 * br * n, count);
+    broadcast_path(mem(name + ".fwd", Phase::forward, 2 * br * n, count, 3));  // x * noise[B, 1, 1, 1]
+    broadcast_path(mem(name + ".bwd", Phase::backward, 3 * br * n, count));
   }
   // x = x + branch over `n` elements: the stream (`s` bytes each) plus the branch output (`br` bytes); backward sums the two
   // gradients (a branch narrower than the stream first gets its gradient cast down).
   void residual(const std::string& name, double n, double s, double br, double count) {
-    mem(name + ".fwd", Phase::forward, (2 * s + br) * n, count);
+    Op& add = mem(name + ".fwd", Phase::forward, (2 * s + br) * n, count);
+    if (s != br) unrolled_path(add);  // an fp32 stream plus a 16-bit branch: one operand cast in the kernel
     if (s > br) mem(name + ".grad_cast", Phase::backward, (s + br) * n, count);
     mem(name + ".grad_sum", Phase::backward, 3 * s * n, count).engine_accumulate = true;
   }
@@ -245,7 +246,7 @@ class SwinBuilder {
       params_ += table_rows * heads * L;
       tensors_ += L;
       // 16-bit scores + fp32 bias -> fp32 scores.
-      mem(pre + "rel_bias.add", Phase::forward, (a + 4) * e, L);
+      broadcast_path(mem(pre + "rel_bias.add", Phase::forward, (a + 4) * e, L));  // [1, heads, w^2, w^2]
       if (ac_) mem(pre + "rel_bias.add.grad_cast", Phase::backward, 6 * e, L);
     } else {
       // logit_scale.clamp().exp(), scores * logit_scale (fp32 out); its backward: grad * scale, the cast of
@@ -265,7 +266,7 @@ class SwinBuilder {
       saved_ += (a * table_rows * (2 + 512 + 512) + 4 * tab) * L;
       params_ += (2 * 512 + 512 + 512 * heads) * L;
       tensors_ += 3 * L;
-      mem(pre + "rel_bias.add", Phase::forward, 8 * e, L);
+      broadcast_path(mem(pre + "rel_bias.add", Phase::forward, 8 * e, L));
     }
     // The bias gradient: the score gradient summed over batch and windows (inside the add's autograd node).
     mem(pre + "rel_bias.grad_sum", Phase::backward, 4 * e, L).nested = true;
@@ -274,7 +275,7 @@ class SwinBuilder {
       // masked_fills; then added to the fp32 scores (its backward passes the gradient through).
       const double map = hp * wp;
       mem(pre + "mask.build", Phase::forward, 4 * (10 * map + 6 * windows * ws2 * ws2), L, 16);
-      mem(pre + "mask.add", Phase::forward, 8 * e, L);
+      broadcast_path(mem(pre + "mask.add", Phase::forward, 8 * e, L));  // [windows, 1, w^2, w^2]
     }
     // fp32 softmax (saved output), autocast's cast of the probabilities to 16 bits for attn @ v.
     mem(pre + "softmax", Phase::forward, 8 * e, L);

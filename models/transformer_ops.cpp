@@ -85,6 +85,7 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   add_memory(ops, "attn.out_copy", Phase::forward, Bytes(2 * a * N * d), L, 1, rc);
   add_linear(ops, {"proj", N, d, d, L, true, false, true, rc}, p);
   add_memory(ops, "residual1.fwd", Phase::forward, Bytes((8 + a) * N * d), L, 1, rc);
+  if (a < 4) unrolled_path(ops.back());  // the fp32 stream plus a 16-bit branch: a cast inside the kernel
   // nn.MultiheadAttention(batch_first) returns its output as a transposed view: the residual add reads it
   // strided (profiled: a non-vectorised add kernel at about a transpose's rate).
   ops.back().transpose = k.mha_copies;
@@ -94,6 +95,7 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   add_memory(ops, "gelu.fwd", Phase::forward, Bytes(2 * a * N * ff), L, 1, rc);
   add_linear(ops, {"proj2", N, ff, d, L, true, false, true, rc}, p);
   add_memory(ops, "residual2.fwd", Phase::forward, Bytes((8 + a) * N * d), L, 1, rc);
+  if (a < 4) unrolled_path(ops.back());
   // --- backward (linear backward ops were added by add_linear)
   // Flash backward recomputes QK^T and runs dV, dP, dQ, dK: 2.5x the forward FLOPs; 3 kernels.
   ops.push_back(attention_op("attn.bwd", Phase::backward, attention_dtype(p), Flops(2.5 * att_f),
@@ -137,7 +139,10 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
 void add_cross_entropy(std::vector<Op>& ops, double rows, double classes, Precision p) {
   const double nv = rows * classes;
   const bool ac = is_autocast(p);
-  if (ac) add_memory(ops, "ce.cast", Phase::forward, Bytes(6 * nv), 1);
+  if (ac) {
+    add_memory(ops, "ce.cast", Phase::forward, Bytes(6 * nv), 1);
+    unrolled_path(ops.back());  // 16-bit logits -> fp32: the cast runs in the copy kernel
+  }
   add_memory(ops, "ce.log_softmax", Phase::forward, Bytes(16 * nv), 1);
   add_memory(ops, "ce.nll", Phase::forward, Bytes(4 * rows * 2), 1, 2);
   add_memory(ops, "ce.nll.bwd", Phase::backward, Bytes(4 * nv), 1, 2);

@@ -121,7 +121,7 @@ class CnnBuilder {
   void bias() {
     const double n = size();
     add_memory(out_.micro, "conv.bias_add", Phase::forward, Bytes(2 * a_ * n), 1, 2);
-    out_.micro.back().nested = true;
+    broadcast_path(out_.micro.back()).nested = true;
     add_memory(out_.micro, "conv.bias_grad", Phase::backward, Bytes(a_ * n), 1, 2);
     out_.micro.back().nested = true;
     out_.micro.back().channel_sum_rows = b_ * h_ * w_;
@@ -171,8 +171,11 @@ class CnnBuilder {
   void stochastic_depth() {
     take_unsaved();
     const double n = size();
+    // The multiply by the [N, 1, 1, 1] noise, forward and backward: a broadcast operand.
     add_memory(out_.micro, "stochastic_depth.fwd", Phase::forward, Bytes(2 * a_ * n), 1, 3);
+    broadcast_path(out_.micro.back());
     add_memory(out_.micro, "stochastic_depth.bwd", Phase::backward, Bytes(3 * a_ * n), 1);
+    broadcast_path(out_.micro.back());
   }
   // nn.MaxPool2d(3, 2, 1): the stem pool of ResNet and its kin.
   void maxpool() { pool(true, 3, 2, 1, false); }
@@ -182,8 +185,12 @@ class CnnBuilder {
     const int ch = c_;
     add_memory(out_.micro, "se.pool", Phase::forward, Bytes(a_ * n), 1);
     add_memory(out_.micro, "se.fc", Phase::forward, Bytes(a_ * b_ * (ch + squeeze) * 4), 6);
+    // x * s[N, C, 1, 1]: a broadcast operand; in backward the gradient times s is one too (the other kernel,
+    // gradient times x for s's gradient, is same-shape).
     add_memory(out_.micro, "se.scale", Phase::forward, Bytes(2 * a_ * n), 1);
+    broadcast_path(out_.micro.back());
     add_memory(out_.micro, "se.scale.bwd", Phase::backward, Bytes(5 * a_ * n), 2);
+    out_.micro.back().broadcast_bytes = 2 * a_ * n;
     add_memory(out_.micro, "se.fc.bwd", Phase::backward, Bytes(a_ * b_ * (ch + squeeze) * 8 + a_ * n), 12);
     take(a_ * n);  // the scale's multiply keeps its input
     params_ += 2.0 * ch * squeeze + ch + squeeze;
@@ -219,6 +226,7 @@ class CnnBuilder {
     const bool cast = from_16bit && is_autocast(step_.precision);
     if (cast) {
       add_memory(out_.micro, "ln.cast_in", Phase::forward, Bytes((a_ + 4) * n), 1);
+      unrolled_path(out_.micro.back());  // 16-bit -> fp32: the cast runs in the copy kernel
       add_memory(out_.micro, "ln.cast_in.bwd", Phase::backward, Bytes((4 + a_) * n), 1);
     }
     const double in_bytes = cast ? 4 : a_;
@@ -240,20 +248,28 @@ class CnnBuilder {
     tensors_ += 2;
     c_ = cout;
   }
-  // Elementwise op on an fp32 residual stream (layer scale, residual add), `reads` inputs of it.
-  void fp32_elementwise(const char* name, double reads) {
+  // Elementwise op on an fp32 residual stream (layer scale, residual add), `reads` inputs of it. `cast_down`:
+  // the op is the stream's cast to the 16-bit block input under autocast, whose backward casts the 16-bit
+  // gradient up to fp32 inside the copy kernel (the unrolled path).
+  void fp32_elementwise(const char* name, double reads, bool cast_down = false) {
     take_unsaved();
     const double n = size();
     add_memory(out_.micro, std::string(name) + ".fwd", Phase::forward, Bytes(4 * (reads + 1) * n), 1);
     add_memory(out_.micro, std::string(name) + ".bwd", Phase::backward, Bytes(4 * (reads + 1) * n), 1);
+    if (cast_down && is_autocast(step_.precision)) unrolled_path(out_.micro.back());
   }
   // ConvNeXt's layer scale: gamma [C, 1, 1] (fp32) times the block output (bf16 under autocast) -> fp32.
   // Backward (one autograd node): grad x gamma, its cast to the block's dtype, grad x block output and the sum
   // over batch and pixels for gamma's gradient (the profile's three muls and one sum per block).
   void layer_scale() {
     const double n = size();
+    // gamma [C, 1, 1] is a broadcast operand; in backward grad x gamma is one too, the cast of that product is
+    // vectorised, and grad (fp32) x block output (16-bit) casts an operand in the kernel.
     add_memory(out_.micro, "layer_scale.fwd", Phase::forward, Bytes((a_ + 4) * n), 1);
+    broadcast_path(out_.micro.back());
     add_memory(out_.micro, "layer_scale.bwd", Phase::backward, Bytes((8 + (4 + a_) + (8 + a_)) * n), 1, 3);
+    out_.micro.back().broadcast_bytes = 8 * n;
+    if (a_ < 4) out_.micro.back().unrolled_bytes = (8 + a_) * n;
     // gamma's gradient: the fp32 product summed per channel over batch and pixels, a reduction that runs at the
     // probed per-channel-sum rate (as a convolution's bias gradient), far below the copy bandwidth.
     add_memory(out_.micro, "layer_scale.grad_sum", Phase::backward, Bytes(4 * n), 1);
@@ -545,7 +561,7 @@ void convnext(CnnBuilder& nb, const std::vector<int>& depths, const std::vector<
   for (std::size_t st = 0; st < depths.size(); ++st) {
     if (st > 0) { nb.layer_norm(false); nb.conv(dims[st], 2, 2); nb.bias(); }  // on the fp32 residual stream
     for (int i = 0; i < depths[st]; ++i) {
-      nb.fp32_elementwise("cast_in", 0);
+      nb.fp32_elementwise("cast_in", 0, true);
       nb.conv(dims[st], 7, 1, dims[st]); nb.bias();
       nb.layer_norm(true);
       nb.pointwise_linear(4 * dims[st], true);

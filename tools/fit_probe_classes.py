@@ -143,6 +143,7 @@ def main():
     ap.add_argument("--grouped", action="append", default=[],
                     help="tools/probe_grouped_conv.py output (grouped convolutions by pass); repeat for several")
     ap.add_argument("--roll", help="tools/probe_roll.py output (torch.roll alone)")
+    ap.add_argument("--elementwise", help="tools/probe_elementwise.py output (elementwise kernels by path)")
     a = ap.parse_args()
     rate_bf16 = json.load(open(a.fit))["fit"]["gemm_surface"]["bf16"]["rate_tflops"]
     out, stats = {}, {}
@@ -179,6 +180,22 @@ def main():
         out["roll_gelements_per_s"] = round(rate, 2)
         stats["roll"] = {"shapes": len(rp), "mean_abs_error": round(sum(errs) / len(errs), 4),
                          "max_abs_error": round(max(errs), 4)}
+    if a.elementwise:
+        # PyTorch's two slow elementwise paths, each one rate (GB/s, bytes read + written) pooled over its cases at
+        # 2^24 elements and more, where the GPU time dominates the back-to-back calls' launch cost:
+        # unrolled_elementwise_kernel (an operand cast in the kernel: bf16 -> fp32 copy, fp32 + bf16) and the
+        # generic elementwise_kernel (a broadcast operand: [N,1,1,1], [C,1,1], [1,C,1,1]).
+        paths = {"unrolled": ("cast_to_fp32", "add_mixed"),
+                 "broadcast": ("mul_batch_bf16", "mul_channel_mix", "add_channel_bf16")}
+        rows = [json.loads(line) for line in open(a.elementwise)]
+        for path, cases in paths.items():
+            pts = [(r["bytes"], r["ms"]) for r in rows if r.get("case") in cases and r["elements"] >= 1 << 24]
+            rate = sum(b for b, _ in pts) / sum(t for _, t in pts) / 1e6  # GB/s
+            errs = [abs(b / (rate * 1e6) / t - 1) for b, t in pts]
+            out[f"elementwise_{path}_GBps"] = round(rate, 1)
+            stats[f"elementwise_{path}"] = {"shapes": len(pts), "cases": list(cases),
+                                            "mean_abs_error": round(sum(errs) / len(errs), 4),
+                                            "max_abs_error": round(max(errs), 4)}
     out["channel_sum"] = []
     for line in open(a.channel_sum):
         r = json.loads(line)
@@ -188,7 +205,8 @@ def main():
         out["channel_sum"].append({"rows": rows, "channels": r["C"], "layout": "nhwc" if r["channels_last"] else "nchw",
                                    "gelements_per_s": round(rows * r["C"] / (r["ms"] * 1e6), 3)})
     stats["channel_sum"] = {"samples": len(out["channel_sum"])}
-    extra = "".join(f", {os.path.basename(x)}" for x in a.grouped + ([a.roll] if a.roll else []))
+    extra = "".join(f", {os.path.basename(x)}"
+                    for x in a.grouped + ([a.roll] if a.roll else []) + ([a.elementwise] if a.elementwise else []))
     out["source"] = (f"tools/fit_probe_classes.py over {os.path.basename(a.pool)}, "
                      f"{os.path.basename(a.conv_layout)}{extra} and {os.path.basename(a.channel_sum)}, bf16 large-GEMM rate "
                      f"{rate_bf16:.1f} TFLOP/s from the fit")

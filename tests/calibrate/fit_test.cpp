@@ -68,6 +68,13 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   CHECK(g->compute.grouped_conv.stride_factor == Approx(2.2));
   CHECK(g->compute.grouped_conv.pass_cost.us() == Approx(55));
   CHECK(g->compute.roll_rate == Approx(109e9));
+  // So do the elementwise paths' rates (GB/s in the file).
+  fc.compute.elementwise_unrolled_bw = 2530e9;
+  fc.compute.elementwise_broadcast_bw = 1571e9;
+  auto e = parse_constants(constants_to_json(fc), "f.json", errors);
+  REQUIRE(e);
+  CHECK(e->compute.elementwise_unrolled_bw == Approx(2530e9));
+  CHECK(e->compute.elementwise_broadcast_bw == Approx(1571e9));
 }
 
 namespace {

@@ -322,3 +322,22 @@ TEST_CASE("models::compute: torch.roll at its probed element rate, whatever the 
   c.roll_rate = 0;  // by bytes without the class
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.0771).epsilon(1e-2));
 }
+
+TEST_CASE("models::compute: elementwise bytes on the unrolled and broadcast paths take their probed rates (hand-computed)",
+          "[models]") {
+  ComputeConstants c;
+  c.memory_efficiency = 1;
+  c.gpu_per_kernel = Seconds::us(0);
+  c.elementwise_unrolled_bw = 2500e9;
+  c.elementwise_broadcast_bw = 1600e9;
+  Op op;
+  op.kind = OpKind::memory;
+  op.bytes = Bytes(400e6);  // 400 MB: 0.1 ms at the test device's 4,000 GB/s
+  op.unrolled_bytes = 100e6;   // 0.04 ms at 2,500 GB/s
+  op.broadcast_bytes = 160e6;  // 0.1 ms at 1,600 GB/s
+  // 0.04 + 0.1 + (400 - 260) MB / 4,000 GB/s = 0.035 ms -> 0.175 ms.
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.175).epsilon(1e-9));
+  // Without the probed rates every byte goes at the memory efficiency, as before.
+  c.elementwise_unrolled_bw = c.elementwise_broadcast_bw = 0;
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.1).epsilon(1e-9));
+}

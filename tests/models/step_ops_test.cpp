@@ -313,3 +313,52 @@ TEST_CASE("models::step_ops: the generic image model's prior, leave-one-out over
   CHECK(mean(e_act) < 0.6);
   CHECK(mean(e_ker) == Approx(mean(m_ker)));   // the median, as documented
 }
+
+TEST_CASE("models::step_ops: elementwise ops on PyTorch's unrolled and broadcast paths (hand-computed)", "[models]") {
+  // tools/probe_elementwise.py: a broadcast operand runs the generic elementwise_kernel, an operand cast inside the
+  // kernel the unrolled one; both far below the vectorised rate. ConvNeXt-T, batch 1, bf16: elements per sample
+  // over the 18 blocks 2,145,024 (3 x 56^2 x 96 + 3 x 28^2 x 192 + 9 x 14^2 x 384 + 3 x 7^2 x 768).
+  StepConfig s = cnn("convnext_tiny");
+  s.micro_batch = 1;
+  s.precision = Precision::bf16;
+  const StepOps o = build_cnn_ops(s);
+  double ls_fwd = 0, ls_bwd = 0, ls_bwd_unrolled = 0, ln_cast = 0, bias_add = 0, bias_add_bytes = 0;
+  for (const Op& op : o.micro) {
+    if (op.name == "layer_scale.fwd") ls_fwd += op.broadcast_bytes * op.count;
+    if (op.name == "layer_scale.bwd") {
+      ls_bwd += op.broadcast_bytes * op.count;
+      ls_bwd_unrolled += op.unrolled_bytes * op.count;
+    }
+    if (op.name == "ln.cast_in") ln_cast += op.unrolled_bytes * op.count;
+    if (op.name == "conv.bias_add") {
+      bias_add += op.broadcast_bytes * op.count;
+      bias_add_bytes += op.bytes.value() * op.count;
+    }
+  }
+  // gamma[C,1,1] (fp32) x block output (bf16) -> fp32: 6 B per element, all broadcast.
+  CHECK(ls_fwd == Approx(6.0 * 2145024));
+  // Backward: grad x gamma broadcast (8 B), grad (fp32) x block output (bf16) unrolled (10 B).
+  CHECK(ls_bwd == Approx(8.0 * 2145024));
+  CHECK(ls_bwd_unrolled == Approx(10.0 * 2145024));
+  // The bf16 -> fp32 casts before the stem's LayerNorm (56^2 x 96 = 301,056) and each block's: 6 B per element.
+  CHECK(ln_cast == Approx(6.0 * (301056 + 2145024)));
+  // A conv bias add moves all its bytes on the broadcast path.
+  CHECK(bias_add == Approx(bias_add_bytes));
+  CHECK(bias_add > 0);
+
+  // GPT under autocast: both residual adds per layer read the fp32 stream and a bf16 branch and write fp32
+  // (4 + 2 + 4 B per element of N x d), and the logits' cast to fp32 for the loss (2 + 4 B per logit).
+  StepConfig g = gpt(2, 64, 2, 16, 1);
+  g.precision = Precision::bf16;
+  const StepOps go = build_gpt_ops(g);
+  double residual = 0, ce_cast = 0;
+  for (const Op& op : go.micro) {
+    if (op.name == "residual1.fwd" || op.name == "residual2.fwd") residual += op.unrolled_bytes * op.count;
+    if (op.name == "ce.cast") ce_cast += op.unrolled_bytes * op.count;
+  }
+  CHECK(residual == Approx(2 * 2 * 10.0 * 16 * 64));
+  CHECK(ce_cast == Approx(6.0 * 16 * 50304));
+  // In fp32 nothing is cast: the same adds are vectorised.
+  g.precision = Precision::fp32;
+  for (const Op& op : build_gpt_ops(g).micro) CHECK(op.unrolled_bytes == 0);
+}
