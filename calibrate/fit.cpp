@@ -301,6 +301,7 @@ void copy_probe_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.roll_rate = from.roll_rate;
   to.elementwise_unrolled_bw = from.elementwise_unrolled_bw;
   to.elementwise_broadcast_bw = from.elementwise_broadcast_bw;
+  to.elementwise_gelu_bw = from.elementwise_gelu_bw;
   to.channel_sum = from.channel_sum;
   to.probe_classes_source = from.probe_classes_source;
 }
@@ -365,6 +366,7 @@ void read_probe_classes(FieldReader& r, ComputeConstants& c, bool required) {
   c.roll_rate = r.non_negative("roll_gelements_per_s", false).value_or(0) * 1e9;
   c.elementwise_unrolled_bw = r.non_negative("elementwise_unrolled_GBps", false).value_or(0) * 1e9;
   c.elementwise_broadcast_bw = r.non_negative("elementwise_broadcast_GBps", false).value_or(0) * 1e9;
+  c.elementwise_gelu_bw = r.non_negative("elementwise_gelu_GBps", false).value_or(0) * 1e9;
   // The per-channel sum samples: [{"rows", "channels", "layout": "nhwc" | "nchw", "gelements_per_s"}, ...].
   const nlohmann::json& j = r.json();
   if (j.is_object() && j.contains("channel_sum")) {
@@ -477,6 +479,7 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
   if (c.roll_rate > 0) j["constants"]["roll_gelements_per_s"] = c.roll_rate / 1e9;
   if (c.elementwise_unrolled_bw > 0) j["constants"]["elementwise_unrolled_GBps"] = c.elementwise_unrolled_bw / 1e9;
   if (c.elementwise_broadcast_bw > 0) j["constants"]["elementwise_broadcast_GBps"] = c.elementwise_broadcast_bw / 1e9;
+  if (c.elementwise_gelu_bw > 0) j["constants"]["elementwise_gelu_GBps"] = c.elementwise_gelu_bw / 1e9;
   nlohmann::json sums = nlohmann::json::array();
   for (const auto& s : c.channel_sum)
     sums.push_back({{"rows", s.rows}, {"channels", s.channels}, {"layout", s.nchw ? "nchw" : "nhwc"},

@@ -47,6 +47,10 @@ Seconds elementwise_time(const Op& op, const DeviceModel& dev, const ComputeCons
     t += Seconds(op.unrolled_bytes / c.elementwise_unrolled_bw);
     rest -= op.unrolled_bytes;
   }
+  if (c.elementwise_gelu_bw > 0 && op.gelu_bytes > 0) {
+    t += Seconds(op.gelu_bytes / c.elementwise_gelu_bw);
+    rest -= op.gelu_bytes;
+  }
   if (c.elementwise_broadcast_bw > 0 && op.broadcast_bytes > 0) {
     t += Seconds(op.broadcast_bytes / c.elementwise_broadcast_bw);
     rest -= op.broadcast_bytes;

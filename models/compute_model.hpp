@@ -81,6 +81,7 @@ struct ComputeConstants {
   // unrolled_elementwise_kernel (an operand cast inside the kernel) and the generic elementwise_kernel (a
   // broadcast operand). 0 = at the memory efficiency like the vectorised kernels.
   double elementwise_unrolled_bw = 0, elementwise_broadcast_bw = 0;
+  double elementwise_gelu_bw = 0;  // exact GELU forward and backward (vectorised, arithmetic-bound)
   // Per-channel sums (g.sum(dim=(0, 2, 3))) measured over a grid of shapes; empty = by bytes.
   struct ChannelSumSample {
     double rows = 0, channels = 0;  // N x H x W, C

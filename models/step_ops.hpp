@@ -76,6 +76,9 @@ struct Op {
   // kernel (bf16 -> fp32 copies, fp32 + bf16: unrolled_elementwise_kernel) or a broadcast operand (x * s[N,1,1,1],
   // gamma[C,1,1] * x, x + bias[1,C,1,1]: the generic elementwise_kernel). Timed at their probed rates.
   double unrolled_bytes = 0, broadcast_bytes = 0;
+  // Of `bytes`, those of an exact (erf) GELU or its backward: vectorised, but bound by its arithmetic below the
+  // copy rate (tools/probe_elementwise.py). Timed at its probed rate.
+  double gelu_bytes = 0;
 };
 
 // The bands of NchwBand: a spatial (k > 1) convolution, the network's first one (no input gradient), and 1x1
@@ -157,5 +160,6 @@ void add_memory(std::vector<Op>& ops, std::string name, Phase ph, Bytes bytes, d
 // Marks all of a memory op's bytes as moved by PyTorch's unrolled (in-kernel cast) or broadcast elementwise path.
 inline Op& unrolled_path(Op& op) { op.unrolled_bytes = op.bytes.value(); return op; }
 inline Op& broadcast_path(Op& op) { op.broadcast_bytes = op.bytes.value(); return op; }
+inline Op& gelu_path(Op& op) { op.gelu_bytes = op.bytes.value(); return op; }
 
 }  // namespace gp

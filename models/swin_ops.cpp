@@ -321,8 +321,8 @@ class SwinBuilder {
       mlp_in = 4;
     }
     linear({"mlp.fc1", n, c, 4 * c, L, true, ac_ && mlp_in > a, true, false});
-    mem("mlp.gelu.fwd", Phase::forward, 2 * a * n * 4 * c, L);
-    mem("mlp.gelu.bwd", Phase::backward, 3 * a * n * 4 * c, L);
+    gelu_path(mem("mlp.gelu.fwd", Phase::forward, 2 * a * n * 4 * c, L));
+    gelu_path(mem("mlp.gelu.bwd", Phase::backward, 3 * a * n * 4 * c, L));
     linear({"mlp.fc2", n, 4 * c, c, L, true, false, true, false});
     saved_ += (a * n * c + 2 * a * n * 4 * c) * L;
     params_ += (8 * c * c + 5 * c) * L;

@@ -93,6 +93,7 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   ops.back().rows = N;
   add_linear(ops, {"fc", N, d, ff, L, true, ac, true, rc}, p);
   add_memory(ops, "gelu.fwd", Phase::forward, Bytes(2 * a * N * ff), L, 1, rc);
+  gelu_path(ops.back());
   add_linear(ops, {"proj2", N, ff, d, L, true, false, true, rc}, p);
   add_memory(ops, "residual2.fwd", Phase::forward, Bytes((8 + a) * N * d), L, 1, rc);
   if (a < 4) unrolled_path(ops.back());
@@ -123,6 +124,7 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
     ops.back().transpose = true;
   }
   add_memory(ops, "gelu.bwd", Phase::backward, Bytes(3 * a * N * ff), L, 1);
+  gelu_path(ops.back());
   // LayerNorm backward: dx kernel (x, dy -> dx) and dgamma/dbeta kernel (x, dy again).
   add_memory(ops, "ln.bwd", Phase::backward, Bytes(20 * N * d), 2 * L, 2);
   ops.back().rows = N;

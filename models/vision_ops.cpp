@@ -12,7 +12,7 @@
 namespace gp {
 namespace {
 
-enum class Act { relu, relu6, hardswish, silu };
+enum class Act { relu, relu6, hardswish, silu, gelu };
 
 // Emits operators for a CNN as its layers are declared, tracking the current feature-map shape.
 class CnnBuilder {
@@ -147,7 +147,9 @@ class CnnBuilder {
   void act(Act k) {
     const double n = size();
     add_memory(out_.micro, "act.fwd", Phase::forward, Bytes(2 * a_ * n), 1);
+    if (k == Act::gelu) gelu_path(out_.micro.back());
     add_memory(out_.micro, "act.bwd", Phase::backward, Bytes(3 * a_ * n), 1);
+    if (k == Act::gelu) gelu_path(out_.micro.back());
     take_unsaved();
     if (k == Act::relu) {
       // In-place ReLU keeps its output (which overwrote the BN output, which BN does not keep): free when the
@@ -155,7 +157,7 @@ class CnnBuilder {
       // dropout instead (SqueezeNet's expand branches, AlexNet's classifier).
       pending_relu_ = a_ * n;
     } else {
-      // SiLU and Hardswish keep their input. So does in-place ReLU6 in effect: MobileNetV2 b256 keeps 9.36 GiB
+      // SiLU, GELU and Hardswish keep their input. So does in-place ReLU6 in effect: MobileNetV2 b256 keeps 9.36 GiB
       // after its forward against 6.2 GiB without a copy per ReLU6 (calibrate/probes/results/memory-h200-2026-12-03.jsonl,
       // tools/profile_memory.py); its ReLU-only twin MNASNet 1.0 keeps what the model says (5.31 GiB).
       saved_ += a_ * n;
@@ -565,7 +567,7 @@ void convnext(CnnBuilder& nb, const std::vector<int>& depths, const std::vector<
       nb.conv(dims[st], 7, 1, dims[st]); nb.bias();
       nb.layer_norm(true);
       nb.pointwise_linear(4 * dims[st], true);
-      nb.act(Act::silu);  // GELU: saves its input, like SiLU
+      nb.act(Act::gelu);
       nb.pointwise_linear(dims[st], false);
       nb.layer_scale();
       nb.stochastic_depth();

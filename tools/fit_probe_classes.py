@@ -186,7 +186,8 @@ def main():
         # unrolled_elementwise_kernel (an operand cast in the kernel: bf16 -> fp32 copy, fp32 + bf16) and the
         # generic elementwise_kernel (a broadcast operand: [N,1,1,1], [C,1,1], [1,C,1,1]).
         paths = {"unrolled": ("cast_to_fp32", "add_mixed"),
-                 "broadcast": ("mul_batch_bf16", "mul_channel_mix", "add_channel_bf16")}
+                 "broadcast": ("mul_batch_bf16", "mul_channel_mix", "add_channel_bf16"),
+                 "gelu": ("gelu_bf16", "gelu_bwd_bf16")}
         rows = [json.loads(line) for line in open(a.elementwise)]
         for path, cases in paths.items():
             pts = [(r["bytes"], r["ms"]) for r in rows if r.get("case") in cases and r["elements"] >= 1 << 24]

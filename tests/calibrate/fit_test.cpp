@@ -71,10 +71,12 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   // So do the elementwise paths' rates (GB/s in the file).
   fc.compute.elementwise_unrolled_bw = 2530e9;
   fc.compute.elementwise_broadcast_bw = 1571e9;
+  fc.compute.elementwise_gelu_bw = 3322e9;
   auto e = parse_constants(constants_to_json(fc), "f.json", errors);
   REQUIRE(e);
   CHECK(e->compute.elementwise_unrolled_bw == Approx(2530e9));
   CHECK(e->compute.elementwise_broadcast_bw == Approx(1571e9));
+  CHECK(e->compute.elementwise_gelu_bw == Approx(3322e9));
 }
 
 namespace {

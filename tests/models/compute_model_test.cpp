@@ -340,4 +340,11 @@ TEST_CASE("models::compute: elementwise bytes on the unrolled and broadcast path
   // Without the probed rates every byte goes at the memory efficiency, as before.
   c.elementwise_unrolled_bw = c.elementwise_broadcast_bw = 0;
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.1).epsilon(1e-9));
+  // A GELU's bytes at its own rate: 300 MB at 3,000 GB/s = 0.1 ms, and the other 100 MB at 4,000 GB/s.
+  Op gelu;
+  gelu.kind = OpKind::memory;
+  gelu.bytes = Bytes(400e6);
+  gelu.gelu_bytes = 300e6;
+  c.elementwise_gelu_bw = 3000e9;
+  CHECK(op_gpu_time(gelu, device(), c).ms() == Approx(0.125).epsilon(1e-9));
 }

@@ -345,6 +345,10 @@ TEST_CASE("models::step_ops: elementwise ops on PyTorch's unrolled and broadcast
   // A conv bias add moves all its bytes on the broadcast path.
   CHECK(bias_add == Approx(bias_add_bytes));
   CHECK(bias_add > 0);
+  // The blocks' GELU (over 4x the block width): 4 B forward, 6 B backward per element, 4 x 2,145,024 elements.
+  double cn_gelu = 0;
+  for (const Op& op : o.micro) cn_gelu += op.gelu_bytes * op.count;
+  CHECK(cn_gelu == Approx(10.0 * 4 * 2145024));
 
   // GPT under autocast: both residual adds per layer read the fp32 stream and a bf16 branch and write fp32
   // (4 + 2 + 4 B per element of N x d), and the logits' cast to fp32 for the loss (2 + 4 B per logit).
@@ -358,6 +362,10 @@ TEST_CASE("models::step_ops: elementwise ops on PyTorch's unrolled and broadcast
   }
   CHECK(residual == Approx(2 * 2 * 10.0 * 16 * 64));
   CHECK(ce_cast == Approx(6.0 * 16 * 50304));
+  // GELU over the 4d hidden width: forward reads and writes (2 + 2 B), backward reads two and writes (6 B).
+  double gelu = 0;
+  for (const Op& op : go.micro) gelu += op.gelu_bytes * op.count;
+  CHECK(gelu == Approx(2 * (4.0 + 6.0) * 16 * 256));
   // In fp32 nothing is cast: the same adds are vectorised.
   g.precision = Precision::fp32;
   for (const Op& op : build_gpt_ops(g).micro) CHECK(op.unrolled_bytes == 0);
