@@ -302,6 +302,8 @@ void copy_probe_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.elementwise_unrolled_bw = from.elementwise_unrolled_bw;
   to.elementwise_broadcast_bw = from.elementwise_broadcast_bw;
   to.elementwise_gelu_bw = from.elementwise_gelu_bw;
+  to.bmm_aligned_rate = from.bmm_aligned_rate;
+  to.bmm_unaligned_rate = from.bmm_unaligned_rate;
   to.channel_sum = from.channel_sum;
   to.probe_classes_source = from.probe_classes_source;
 }
@@ -367,6 +369,8 @@ void read_probe_classes(FieldReader& r, ComputeConstants& c, bool required) {
   c.elementwise_unrolled_bw = r.non_negative("elementwise_unrolled_GBps", false).value_or(0) * 1e9;
   c.elementwise_broadcast_bw = r.non_negative("elementwise_broadcast_GBps", false).value_or(0) * 1e9;
   c.elementwise_gelu_bw = r.non_negative("elementwise_gelu_GBps", false).value_or(0) * 1e9;
+  c.bmm_aligned_rate = r.non_negative("bmm_aligned_tflops", false).value_or(0) * 1e12;
+  c.bmm_unaligned_rate = r.non_negative("bmm_unaligned_tflops", false).value_or(0) * 1e12;
   // The per-channel sum samples: [{"rows", "channels", "layout": "nhwc" | "nchw", "gelements_per_s"}, ...].
   const nlohmann::json& j = r.json();
   if (j.is_object() && j.contains("channel_sum")) {
@@ -480,6 +484,8 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
   if (c.elementwise_unrolled_bw > 0) j["constants"]["elementwise_unrolled_GBps"] = c.elementwise_unrolled_bw / 1e9;
   if (c.elementwise_broadcast_bw > 0) j["constants"]["elementwise_broadcast_GBps"] = c.elementwise_broadcast_bw / 1e9;
   if (c.elementwise_gelu_bw > 0) j["constants"]["elementwise_gelu_GBps"] = c.elementwise_gelu_bw / 1e9;
+  if (c.bmm_aligned_rate > 0) j["constants"]["bmm_aligned_tflops"] = c.bmm_aligned_rate / 1e12;
+  if (c.bmm_unaligned_rate > 0) j["constants"]["bmm_unaligned_tflops"] = c.bmm_unaligned_rate / 1e12;
   nlohmann::json sums = nlohmann::json::array();
   for (const auto& s : c.channel_sum)
     sums.push_back({{"rows", s.rows}, {"channels", s.channels}, {"layout", s.nchw ? "nchw" : "nhwc"},

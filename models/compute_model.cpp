@@ -98,6 +98,10 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
         if (op.group_strided) t_g *= g.stride_factor;
         work = std::max(work, Seconds(Seconds(t_g) + g.pass_cost));
       }
+      if (op.small_bmm) {
+        const double r = op.bmm_aligned ? c.bmm_aligned_rate : c.bmm_unaligned_rate;
+        if (r > 0) work = std::max(work, Seconds(op.flops.value() / r));
+      }
       // The 3-channel first convolution in 16-bit (measured so; fp32 / tf32 keep the surface).
       if (op.stem && c.conv_stem_flop_efficiency > 0 && (op.dtype == Dtype::bf16 || op.dtype == Dtype::fp16))
         work = std::max(work, Seconds(op.flops / (large_rate(dev, op.dtype) * c.conv_stem_flop_efficiency)));

@@ -82,6 +82,9 @@ struct ComputeConstants {
   // broadcast operand). 0 = at the memory efficiency like the vectorised kernels.
   double elementwise_unrolled_bw = 0, elementwise_broadcast_bw = 0;
   double elementwise_gelu_bw = 0;  // exact GELU forward and backward (vectorised, arithmetic-bound)
+  // Small batched matmuls (Op::small_bmm), FLOP/s, aligned (every dimension a multiple of 8) and not
+  // (tools/probe_bmm.py); 0 = on the GEMM surface.
+  double bmm_aligned_rate = 0, bmm_unaligned_rate = 0;
   // Per-channel sums (g.sum(dim=(0, 2, 3))) measured over a grid of shapes; empty = by bytes.
   struct ChannelSumSample {
     double rows = 0, channels = 0;  // N x H x W, C

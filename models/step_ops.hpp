@@ -79,6 +79,11 @@ struct Op {
   // Of `bytes`, those of an exact (erf) GELU or its backward: vectorised, but bound by its arithmetic below the
   // copy rate (tools/probe_elementwise.py). Timed at its probed rate.
   double gelu_bytes = 0;
+  // A batched matmul of many small matrices (torch.bmm in Swin's window attention): cuBLAS runs these far below
+  // the GEMM surface, unaligned ones (a dimension not a multiple of 8, as 7x7 windows' 49) slowest. Timed at the
+  // probed rate of its kind (tools/probe_bmm.py) when that is slower than the surface.
+  bool small_bmm = false;
+  bool bmm_aligned = false;
 };
 
 // The bands of NchwBand: a spatial (k > 1) convolution, the network's first one (no input gradient), and 1x1

@@ -96,6 +96,8 @@ class SwinBuilder {
     op.flops = gemm_flops(op.shape);
     op.bytes = Bytes(a_ * batches * (m * k + k * n + m * n));
     op.count = count;
+    op.small_bmm = true;
+    op.bmm_aligned = std::fmod(m, 8) == 0 && std::fmod(n, 8) == 0 && std::fmod(k, 8) == 0;
     out_.micro.push_back(op);
   }
   // LayerNorm over `dim` on `rows` rows whose input elements are `in_bytes` wide: under autocast a 16-bit

@@ -144,6 +144,7 @@ def main():
                     help="tools/probe_grouped_conv.py output (grouped convolutions by pass); repeat for several")
     ap.add_argument("--roll", help="tools/probe_roll.py output (torch.roll alone)")
     ap.add_argument("--elementwise", help="tools/probe_elementwise.py output (elementwise kernels by path)")
+    ap.add_argument("--bmm", help="tools/probe_bmm.py output (small batched matmuls alone)")
     a = ap.parse_args()
     rate_bf16 = json.load(open(a.fit))["fit"]["gemm_surface"]["bf16"]["rate_tflops"]
     out, stats = {}, {}
@@ -197,6 +198,18 @@ def main():
             stats[f"elementwise_{path}"] = {"shapes": len(pts), "cases": list(cases),
                                             "mean_abs_error": round(sum(errs) / len(errs), 4),
                                             "max_abs_error": round(max(errs), 4)}
+    if a.bmm:
+        # Small batched matmuls, one FLOP rate for those with every dimension a multiple of 8 and one for the
+        # rest, pooled (sum FLOPs / sum time) over batches of 6,144 and more (smaller ones time the launch).
+        rows = [json.loads(line) for line in open(a.bmm)]
+        for kind in ("aligned", "unaligned"):
+            pts = [(r["flops"], r["ms"]) for r in rows if "product" in r and r["batches"] >= 6144
+                   and (all(r[d] % 8 == 0 for d in ("m", "n", "k")) == (kind == "aligned"))]
+            rate = sum(f for f, _ in pts) / sum(t for _, t in pts) / 1e9  # TFLOP/s
+            errs = [abs(f / (rate * 1e9) / t - 1) for f, t in pts]
+            out[f"bmm_{kind}_tflops"] = round(rate, 2)
+            stats[f"bmm_{kind}"] = {"shapes": len(pts), "mean_abs_error": round(sum(errs) / len(errs), 4),
+                                    "max_abs_error": round(max(errs), 4)}
     out["channel_sum"] = []
     for line in open(a.channel_sum):
         r = json.loads(line)
@@ -207,7 +220,7 @@ def main():
                                    "gelements_per_s": round(rows * r["C"] / (r["ms"] * 1e6), 3)})
     stats["channel_sum"] = {"samples": len(out["channel_sum"])}
     extra = "".join(f", {os.path.basename(x)}"
-                    for x in a.grouped + ([a.roll] if a.roll else []) + ([a.elementwise] if a.elementwise else []))
+                    for x in a.grouped + [p for p in (a.roll, a.elementwise, a.bmm) if p])
     out["source"] = (f"tools/fit_probe_classes.py over {os.path.basename(a.pool)}, "
                      f"{os.path.basename(a.conv_layout)}{extra} and {os.path.basename(a.channel_sum)}, bf16 large-GEMM rate "
                      f"{rate_bf16:.1f} TFLOP/s from the fit")

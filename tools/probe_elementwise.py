@@ -24,6 +24,11 @@ layer scale):
   mul_batch_bf16   x * s, bf16 (stochastic depth)           2+2 (s negligible)
   mul_channel_mix  g * x(bf16) -> fp32 (layer scale)        2+4
   add_channel_bf16 x.add_(b[1, C, 1, 1]), bf16 (conv bias) 2+2
+  silu_bf16        silu(x), bf16 (EfficientNet)              2+2
+  silu_bwd_bf16    silu_backward(dy, x), bf16                2+2+2
+  hardswish_bf16   hardswish(x), bf16 (MobileNetV3)          2+2
+  hardswish_bwd    hardswish_backward(dy, x), bf16           2+2+2
+  relu_bwd_bf16    threshold_backward(dy, y, 0), bf16        2+2+2
 
 Writes one JSON line per case and size: case, elements, bytes, ms, GBps, kernel; then one line with the
 device's torch.cuda copy bandwidth measured the same way (copy of 2^28 bf16 elements) for reference.
@@ -69,6 +74,11 @@ def cases(elements):
         ("mul_batch_bf16", lambda: x * s, 4 * e),
         ("mul_channel_mix", lambda: g * x, 6 * e),
         ("add_channel_bf16", lambda: y.add_(b), 4 * e),
+        ("silu_bf16", lambda: F.silu(x), 4 * e),
+        ("silu_bwd_bf16", lambda: torch.ops.aten.silu_backward(y, x), 6 * e),
+        ("hardswish_bf16", lambda: F.hardswish(x), 4 * e),
+        ("hardswish_bwd", lambda: torch.ops.aten.hardswish_backward(y, x), 6 * e),
+        ("relu_bwd_bf16", lambda: torch.ops.aten.threshold_backward(y, x, 0), 6 * e),
     ]
 
 

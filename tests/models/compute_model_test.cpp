@@ -348,3 +348,25 @@ TEST_CASE("models::compute: elementwise bytes on the unrolled and broadcast path
   c.elementwise_gelu_bw = 3000e9;
   CHECK(op_gpu_time(gelu, device(), c).ms() == Approx(0.125).epsilon(1e-9));
 }
+
+TEST_CASE("models::compute: small batched matmuls at their probed rates, unaligned slowest (hand-computed)", "[models]") {
+  ComputeConstants c;
+  c.gemm_efficiency = 1;
+  c.gpu_per_kernel = Seconds::us(0);
+  c.bmm_aligned_rate = 60e12;
+  c.bmm_unaligned_rate = 18e12;
+  Op op;
+  op.kind = OpKind::gemm;
+  op.dtype = Dtype::bf16;
+  op.shape = {24576.0 * 49, 49, 32};  // Swin-T's q @ k^T at batch 128, stage 1: 24,576 windows x heads
+  op.flops = gemm_flops(op.shape);     // 3.777 GFLOP
+  op.bytes = Bytes(2.0 * 24576 * (49 * 32 * 2 + 49 * 49));
+  const double surface = op_gpu_time(op, device(), c).ms();
+  op.small_bmm = true;
+  // 3.777e9 / 18e12 = 0.2098 ms (the probe: 0.171 ms for this product, 0.216-0.231 ms for the k = 49 ones).
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(std::max(surface, 0.20984)).epsilon(1e-3));
+  op.bmm_aligned = true;  // the same FLOPs at the aligned rate: 0.0630 ms, or the surface if slower
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(std::max(surface, 0.062949)).epsilon(1e-3));
+  c.bmm_aligned_rate = c.bmm_unaligned_rate = 0;  // without the probe: the surface
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(surface));
+}

@@ -162,3 +162,21 @@ TEST_CASE("models::swin_ops: residual adds and stochastic depth move every eleme
   CHECK(residual == Approx(34320384));
   CHECK(stochastic == Approx(18063360));
 }
+
+TEST_CASE("models::swin_ops: window attention's batched matmuls are small bmms, aligned only for 8x8 windows", "[models]") {
+  // Swin V1's 7x7 windows make 49 x 49 products (49 no multiple of 8: cuBLAS's unaligned kernels); V2's 8x8
+  // windows make 64 x 64 ones. Head dim 32 in both. Six products per block (q k^T, attn v and four in backward).
+  for (const auto& [id, aligned] : {std::pair<std::string, bool>{"swin_t", false}, {"swin_v2_t", true}}) {
+    const StepOps o = build_step_ops(swin(id));
+    int bmms = 0;
+    for (const Op& op : o.micro) {
+      if (!op.small_bmm) continue;
+      ++bmms;
+      CHECK(op.kind == OpKind::gemm);
+      CHECK(op.bmm_aligned == aligned);
+    }
+    // Six products per kind of block in a stage: plain blocks in all four stages, shifted ones in the first three
+    // (the last stage's 7x7 map fits one window, so it does not shift): 6 x 7 = 42 operators.
+    CHECK(bmms == 42);
+  }
+}
