@@ -34,6 +34,7 @@ struct CalibrateOptions {
   std::string kernel_classes;         // fit: kernel-class constants held fixed (tools/fit_kernel_classes.py)
   std::string nchw_classes;           // fit: NCHW kernel-class constants carried along (tools/fit_nchw_classes.py)
   std::string probe_classes;          // fit: probe-class constants held fixed (tools/fit_probe_classes.py)
+  std::string conv_probe;             // fit: single convolutions (tools/probe_conv_layout.py) for the bf16 conv efficiency
   bool host_cpu_scale = false;        // fit: one CPU speed factor per runs file after the first
   std::string probe;                  // convs: tools/probe_conv_layout.py output
   std::string layout = "nhwc";        // convs: nhwc, nchw or both
@@ -167,6 +168,28 @@ int run_fit_command(const CalibrateOptions& o) {
     if (!report(perr) || !pc) return kExitBadInput;
     calibrate::copy_probe_classes(*pc, start);
   }
+  // With a convolution probe: fit, match the 16-bit convolution efficiency to the probe with the fitted constants,
+  // and again, until the efficiency settles (it moves the fitted constants little, and they move it little).
+  nlohmann::json conv_stats;
+  if (!o.conv_probe.empty()) {
+    int rows = 0, rounds = 0;
+    double e = 1.0;
+    start.conv_16bit_efficiency = e;
+    for (; rounds < 20; ++rounds) {
+      calibrate::FitConstants probe_fc;
+      probe_fc.compute = calibrate::fit_compute_constants(runs, dev, start, false, session_of_run).constants;
+      std::vector<std::string> cerr;
+      const auto m = calibrate::match_conv_16bit_efficiency(o.conv_probe, dev, probe_fc, cerr, &rows);
+      if (!report(cerr) || !m) return kExitBadInput;
+      const bool settled = std::abs(*m - e) < 1e-4;
+      e = *m;
+      start.conv_16bit_efficiency = e;
+      if (settled) break;
+    }
+    conv_stats = {{"probe", o.conv_probe}, {"convolutions", rows}, {"conv_16bit_efficiency", e}, {"rounds", rounds + 1}};
+    std::cerr << "bf16 convolution efficiency matched to " << rows << " probed convolutions: " << e << " ("
+              << rounds + 1 << " rounds)\n";
+  }
   const auto res = calibrate::fit_compute_constants(runs, dev, start, o.loo, session_of_run);
   calibrate::FitConstants fc;
   fc.compute = res.constants;
@@ -178,6 +201,7 @@ int run_fit_command(const CalibrateOptions& o) {
   fc.runs = runs_names;
   fc.stats = {{"records", res.records.size()}, {"mape_pct", res.mape_pct}, {"iterations", res.iterations}};
   if (!gemm_stats.is_null()) fc.stats["gemm_surface"] = gemm_stats;
+  if (!conv_stats.is_null()) fc.stats["conv_16bit"] = conv_stats;
   if (o.host_cpu_scale) {
     nlohmann::json scales = nlohmann::json::array();
     for (std::size_t s = 0; s < o.fit_runs.size(); ++s)
@@ -251,6 +275,9 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   fit->add_option("--probe-classes", opts->probe_classes,
                   "pooling, first-convolution, per-channel-sum, grouped-convolution and roll constants to hold fixed "
                   "(tools/fit_probe_classes.py output)");
+  fit->add_option("--conv-probe", opts->conv_probe,
+                  "single convolutions timed alone (tools/probe_conv_layout.py output): the bf16 / fp16 convolution "
+                  "efficiency is matched to them, alternating with the fit until it settles, and held fixed");
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
   fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "calibrate/json_fields.hpp"
 
@@ -105,6 +106,39 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
     }
   }
   return out;
+}
+
+std::optional<double> match_conv_16bit_efficiency(const std::string& path, const DeviceModel& dev,
+                                                  const FitConstants& constants, std::vector<std::string>& errors,
+                                                  int* rows) {
+  // Total predicted / measured time over the matched convolutions at efficiency e.
+  auto ratio = [&](double e, int* n) {
+    FitConstants c = constants;
+    c.compute.conv_16bit_efficiency = e;
+    double pred = 0, meas = 0;
+    int count = 0;
+    for (const auto& r : check_convs(path, dev, c, "nhwc", errors)) {
+      if (r.kind != "pointwise" && r.kind != "spatial") continue;
+      pred += r.predicted_ms;
+      meas += r.measured_ms;
+      ++count;
+    }
+    if (n) *n = count;
+    return meas > 0 ? pred / meas : 0.0;
+  };
+  int n = 0;
+  const std::size_t before = errors.size();
+  if (ratio(1.0, &n) <= 0 || errors.size() != before) {
+    if (errors.size() == before) errors.push_back(path + ": no channels-last pointwise or spatial convolution to match");
+    return std::nullopt;
+  }
+  double lo = 0.2, hi = 3.0;  // the predicted time falls as the efficiency rises
+  for (int i = 0; i < 50; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (ratio(mid, nullptr) > 1.0 ? lo : hi) = mid;
+  }
+  if (rows) *rows = n;
+  return 0.5 * (lo + hi);
 }
 
 ConvCheckSummary summarize_convs(const std::vector<ConvCheckRow>& rows) {

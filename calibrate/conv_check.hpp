@@ -5,6 +5,7 @@
 // transforms) shape by shape, where a whole training step only checks the sum.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,14 @@ struct ConvCheckSummary {
 std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel& dev, const FitConstants& constants,
                                       const std::string& layouts, std::vector<std::string>& errors);
 ConvCheckSummary summarize_convs(const std::vector<ConvCheckRow>& rows);
+
+// The bf16 convolution efficiency (ComputeConstants::conv_16bit_efficiency) at which the model's total time over
+// the probe's channels-last pointwise and spatial convolutions (not the first, grouped or depthwise ones, which
+// have classes of their own) equals the measured total, the other constants as given; by bisection on
+// [0.2, 3]. `rows` gets the number of convolutions matched. nullopt when the file yields none (errors say why).
+std::optional<double> match_conv_16bit_efficiency(const std::string& path, const DeviceModel& dev,
+                                                  const FitConstants& constants, std::vector<std::string>& errors,
+                                                  int* rows = nullptr);
 
 std::string render_conv_table(const std::vector<ConvCheckRow>& rows, const ConvCheckSummary& s);
 nlohmann::json render_conv_json(const std::vector<ConvCheckRow>& rows, const ConvCheckSummary& s);

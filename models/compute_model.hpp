@@ -35,6 +35,9 @@ namespace gp {
 struct ComputeConstants {
   double gemm_efficiency = 0.85;       // sustained GEMM rate in training / probe-fitted rate (power-limited clocks)
   double conv_efficiency = 0.7;        // cuDNN implicit-GEMM convolution relative to the GEMM surface
+  // The same for bf16 / fp16 convolutions when set (> 0): matched to single convolutions timed alone on the GPU
+  // (tools/probe_conv_layout.py; `calibrate fit --conv-probe`), so conv_efficiency is left to fp32 / tf32.
+  double conv_16bit_efficiency = 0;
   double attention_efficiency = 0.45;  // fused attention FLOP rate / large-GEMM rate of its dtype
   double memory_efficiency = 0.7;      // framework memory-bound kernels: achieved / probe copy bandwidth
   Seconds gpu_per_kernel = Seconds::us(3);         // GPU time per kernel beyond its work (gap, ramp, tail)

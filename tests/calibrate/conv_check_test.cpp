@@ -147,3 +147,39 @@ TEST_CASE("calibrate convs: the model against 300+ measured convolutions (H200 p
   CHECK(std::abs(s.total_predicted_ms / s.total_measured_ms - 1) < 0.15);
   CHECK(s.rms_log_error < 0.40);
 }
+
+TEST_CASE("calibrate fit --conv-probe: the bf16 convolution efficiency is recovered from convolutions timed at it",
+          "[conv_check]") {
+  auto [dev, constants] = h200();
+  std::vector<std::string> errors;
+  // Two channels-last convolutions (a 1x1 and a 3x3) whose "measured" times are the model's own at efficiency
+  // 0.8; a depthwise one, which the match leaves out, measured at ten times its model time.
+  const std::string shapes[] = {
+      R"("c_in": 256, "h": 56, "w": 56, "c_out": 128, "k": [1, 1], "stride": [1, 1], "pad": [0, 0], "groups": 1)",
+      R"("c_in": 128, "h": 28, "w": 28, "c_out": 128, "k": [3, 3], "stride": [1, 1], "pad": [1, 1], "groups": 1)",
+      R"("c_in": 96, "h": 56, "w": 56, "c_out": 96, "k": [7, 7], "stride": [1, 1], "pad": [3, 3], "groups": 96)"};
+  auto line = [](const std::string& shape, double ms) {
+    return R"({"model": "m", "batch": 128, )" + shape + R"(, "bias": false, "first": false, "nhwc": {"conv": [)" +
+           std::to_string(ms) + ", 3.0]}}\n";
+  };
+  std::string draft;
+  for (const auto& s : shapes) draft += line(s, 1.0);
+  FitConstants at = constants;
+  at.compute.conv_16bit_efficiency = 0.8;
+  const auto model = check_convs(write_temp("conv_match_draft.jsonl", draft), dev, at, "nhwc", errors);
+  REQUIRE(model.size() == 3);
+  std::string probe;
+  for (std::size_t i = 0; i < 3; ++i) probe += line(shapes[i], model[i].predicted_ms * (i == 2 ? 10.0 : 1.0));
+  int rows = 0;
+  const auto e = match_conv_16bit_efficiency(write_temp("conv_match.jsonl", probe), dev, constants, errors, &rows);
+  REQUIRE(errors.empty());
+  REQUIRE(e);
+  CHECK(rows == 2);
+  CHECK(*e == Approx(0.8).epsilon(1e-3));
+  // A file with nothing to match says so.
+  const auto none = match_conv_16bit_efficiency(write_temp("conv_match_none.jsonl", line(shapes[2], 1.0)), dev,
+                                                constants, errors, &rows);
+  CHECK_FALSE(none);
+  REQUIRE_FALSE(errors.empty());
+  CHECK(errors.back().find("no channels-last pointwise or spatial convolution") != std::string::npos);
+}

@@ -74,6 +74,7 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   fc.compute.elementwise_gelu_bw = 3322e9;
   fc.compute.bmm_aligned_rate = 58.6e12;
   fc.compute.bmm_unaligned_rate = 18e12;
+  fc.compute.conv_16bit_efficiency = 0.99;
   auto e = parse_constants(constants_to_json(fc), "f.json", errors);
   REQUIRE(e);
   CHECK(e->compute.elementwise_unrolled_bw == Approx(2530e9));
@@ -81,6 +82,7 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   CHECK(e->compute.elementwise_gelu_bw == Approx(3322e9));
   CHECK(e->compute.bmm_aligned_rate == Approx(58.6e12));
   CHECK(e->compute.bmm_unaligned_rate == Approx(18e12));
+  CHECK(e->compute.conv_16bit_efficiency == Approx(0.99));
 }
 
 namespace {

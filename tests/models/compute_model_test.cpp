@@ -370,3 +370,24 @@ TEST_CASE("models::compute: small batched matmuls at their probed rates, unalign
   c.bmm_aligned_rate = c.bmm_unaligned_rate = 0;  // without the probe: the surface
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(surface));
 }
+
+TEST_CASE("models::compute: 16-bit convolutions take their own efficiency when set, fp32 ones the fitted one",
+          "[models]") {
+  ComputeConstants c;
+  c.gemm_efficiency = 1;
+  c.conv_efficiency = 0.5;
+  c.gpu_per_kernel = Seconds::us(0);
+  Op op;
+  op.kind = OpKind::gemm;
+  op.conv = true;
+  op.dtype = Dtype::bf16;
+  op.shape = {16384, 4096, 8192};  // compute-bound: bytes do not bind
+  op.flops = gemm_flops(op.shape);
+  const double at_conv = op_gpu_time(op, device(), c).ms();
+  c.conv_16bit_efficiency = 1.0;  // twice the efficiency: half the time
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(at_conv / 2).epsilon(1e-9));
+  op.dtype = Dtype::tf32;  // a tf32 convolution keeps conv_efficiency
+  const double tf32 = op_gpu_time(op, device(), c).ms();
+  c.conv_16bit_efficiency = 0;
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(tf32).epsilon(1e-12));
+}
