@@ -40,7 +40,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-from torch_kernels import cuda_ms, cuda_kernels
+from torch_kernels import cuda_ms, first_kernel_name
 
 C = 96  # channels of the maps (ConvNeXt-T's and Swin-T's first stage)
 
@@ -82,14 +82,6 @@ def cases(elements):
     ]
 
 
-def kernel_name(fn):
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    names = [k for k, _ in cuda_kernels(prof)]
-    return names[0][:120] if names else ""
-
-
 def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     with open(sys.argv[1], "w") as f:
@@ -99,7 +91,7 @@ def main():
                 ms = cuda_ms(fn, 20)
                 f.write(json.dumps({"case": name, "elements": e, "bytes": nbytes, "ms": round(ms, 6),
                                     "GBps": round(nbytes / ms / 1e6, 1),
-                                    "kernel": kernel_name(fn) if p == 24 else ""}) + "\n")
+                                    "kernel": first_kernel_name(fn) if p == 24 else ""}) + "\n")
             f.flush()
             torch.cuda.empty_cache()
         f.write(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name()}) + "\n")

@@ -24,3 +24,12 @@ def cuda_kernels(prof):
         dur = ev.device_time_total if hasattr(ev, "device_time_total") else ev.cuda_time_total
         if dur > 0:
             yield ev.name, dur / 1000
+
+
+def first_kernel_name(fn, width=120):
+    """The name of the first CUDA kernel one call of fn() runs (torch.profiler), cut to `width` characters."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    names = [k for k, _ in cuda_kernels(prof)]
+    return names[0][:width] if names else ""
