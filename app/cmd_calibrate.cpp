@@ -1,5 +1,6 @@
 // `gpuplan calibrate check` and `gpuplan calibrate fit`: compare the calibrated compute and memory model
 // with measured runs, and fit its global constants. The work is done by calibrate/ (check.hpp, fit.hpp).
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>

@@ -38,8 +38,8 @@ Seconds mem_time(Bytes b, const DeviceModel& dev, const ComputeConstants& c) {
   return b / (dev.copy_bw * c.memory_efficiency);
 }
 
-// A memory op's bytes: those on the unrolled and broadcast paths at their probed rates, the rest at the memory
-// efficiency (a path without a probed rate falls back to it too).
+// A memory op's bytes: those on the unrolled, GELU and broadcast paths at their probed rates, the rest at the
+// memory efficiency (a path without a probed rate falls back to it too).
 Seconds elementwise_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c) {
   double rest = op.bytes.value();
   Seconds t;

@@ -114,14 +114,15 @@ class SwinBuilder {
     params_ += 2 * dim * count;
     tensors_ += 2 * count;
   }
-  // StochasticDepth("row") on a branch of `n` elements, each `br` bytes wide: noise [B,1,1,1] (bernoulli_, div_) and a multiply.
+  // StochasticDepth("row") on a branch of `n` elements, each `br` bytes wide: noise [B,1,1,1] (bernoulli_, div_)
+  // and a multiply.
   void stochastic_depth(const std::string& name, double n, double br, double count) {
     if (count <= 0) return;
     broadcast_path(mem(name + ".fwd", Phase::forward, 2 * br * n, count, 3));  // x * noise[B, 1, 1, 1]
     broadcast_path(mem(name + ".bwd", Phase::backward, 3 * br * n, count));
   }
-  // x = x + branch over `n` elements: the stream (`s` bytes each) plus the branch output (`br` bytes); backward sums the two
-  // gradients (a branch narrower than the stream first gets its gradient cast down).
+  // x = x + branch over `n` elements: the stream (`s` bytes each) plus the branch output (`br` bytes); backward
+  // sums the two gradients (a branch narrower than the stream first gets its gradient cast down).
   void residual(const std::string& name, double n, double s, double br, double count) {
     Op& add = mem(name + ".fwd", Phase::forward, (2 * s + br) * n, count);
     if (s != br) unrolled_path(add);  // an fp32 stream plus a 16-bit branch: one operand cast in the kernel
