@@ -129,7 +129,8 @@ std::optional<double> match_conv_16bit_efficiency(const std::string& path, const
   int n = 0;
   const std::size_t before = errors.size();
   if (ratio(1.0, &n) <= 0 || errors.size() != before) {
-    if (errors.size() == before) errors.push_back(path + ": no channels-last pointwise or spatial convolution to match");
+    if (errors.size() == before)
+      errors.push_back(path + ": no channels-last pointwise or spatial convolution to match");
     return std::nullopt;
   }
   double lo = 0.2, hi = 3.0;  // the predicted time falls as the efficiency rises

@@ -85,7 +85,8 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
   Seconds work;
   switch (op.kind) {
     case OpKind::gemm: {
-      const bool conv16 = op.conv && (op.dtype == Dtype::bf16 || op.dtype == Dtype::fp16) && c.conv_16bit_efficiency > 0;
+      const bool conv16 =
+          op.conv && (op.dtype == Dtype::bf16 || op.dtype == Dtype::fp16) && c.conv_16bit_efficiency > 0;
       double eff = c.gemm_efficiency * (conv16 ? c.conv_16bit_efficiency : op.conv ? c.conv_efficiency : 1.0);
       const Seconds t = dev.surface.has(op.dtype)
                       ? gemm_kernel_time(dev.surface, op.dtype, op.shape)
