@@ -128,6 +128,11 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
         const Seconds plane = fwd ? c.bn_nchw_fwd_plane_cost : c.bn_nchw_bwd_plane_cost;
         if (rc > 0 && rmax > 0)
           work = std::max(work, Seconds(Seconds(op.elements / std::min(op.channels * rc, rmax)) + plane * op.planes));
+      } else if (op.bn_elements > 0 && op.channels > 0 && op.elements > 0 &&
+                 !(op.phase == Phase::forward ? c.bn_nhwc_fwd : c.bn_nhwc_bwd).empty()) {  // channels-last BatchNorm
+        const double r = channel_sum_rate(op.phase == Phase::forward ? c.bn_nhwc_fwd : c.bn_nhwc_bwd,
+                                          op.elements / op.channels, op.channels, false);
+        if (r > 0) work = std::max(work, Seconds(op.elements / r));
       } else if (op.bn_elements > 0 && c.bn_element_rate > 0) {
         work = std::max(work, Seconds(op.bn_elements / c.bn_element_rate));
       }

@@ -95,6 +95,10 @@ struct ComputeConstants {
     double rate = 0;                // elements per second
   };
   std::vector<ChannelSumSample> channel_sum;
+  // Channels-last training BatchNorm probed alone over a grid of N x H x W rows and C channels
+  // (tools/probe_bn.py): forward and backward rates in map elements per second, interpolated like the
+  // per-channel sums; empty = the pooled bn_element_rate.
+  std::vector<ChannelSumSample> bn_nhwc_fwd, bn_nhwc_bwd;
   std::string probe_classes_source;
   std::string nchw_classes_source;
   std::string kernel_classes_source;    // where the four above come from

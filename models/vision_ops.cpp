@@ -135,11 +135,11 @@ class CnnBuilder {
     // Training BatchNorm: statistics + normalise (2 kernels) and the num_batches_tracked increment.
     add_memory(out_.micro, "bn.fwd", Phase::forward, Bytes(3 * a_ * n), 1, 3);
     out_.micro.back().bn_elements = 3 * n;
-    mark_nchw_bn(out_.micro.back(), n);
+    mark_bn(out_.micro.back(), n);
     // Backward: reduce + elementwise kernels (channels-last); one kernel over each channel's plane in NCHW.
     add_memory(out_.micro, "bn.bwd", Phase::backward, Bytes(5 * a_ * n), 1, nchw_ ? 1 : 2);
     out_.micro.back().bn_elements = 5 * n;
-    mark_nchw_bn(out_.micro.back(), n);
+    mark_bn(out_.micro.back(), n);
     take(a_ * n);
     params_ += 2.0 * c_;
     tensors_ += 2;
@@ -397,12 +397,13 @@ class CnnBuilder {
     op.pool_elements = elements;
     op.pool_nchw = nchw_;
   }
-  void mark_nchw_bn(Op& op, double n) const {
+  // A BatchNorm op's channels and map elements (its rate depends on both); NCHW ones also their layout and planes.
+  void mark_bn(Op& op, double n) const {
+    op.channels = c_;
+    op.elements = n;
     if (!nchw_) return;
     op.nchw = true;
-    op.channels = c_;
     op.planes = b_ * c_;
-    op.elements = n;
   }
   void conv_to(int cout, int kh, int kw, int groups, double hout, double wout) {
     const double hin = h_, win = w_;

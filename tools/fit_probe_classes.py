@@ -145,6 +145,7 @@ def main():
     ap.add_argument("--roll", help="tools/probe_roll.py output (torch.roll alone)")
     ap.add_argument("--elementwise", help="tools/probe_elementwise.py output (elementwise kernels by path)")
     ap.add_argument("--bmm", help="tools/probe_bmm.py output (small batched matmuls alone)")
+    ap.add_argument("--bn", help="tools/probe_bn.py output (channels-last BatchNorm alone)")
     a = ap.parse_args()
     rate_bf16 = json.load(open(a.fit))["fit"]["gemm_surface"]["bf16"]["rate_tflops"]
     out, stats = {}, {}
@@ -210,6 +211,19 @@ def main():
             out[f"bmm_{kind}_tflops"] = round(rate, 2)
             stats[f"bmm_{kind}"] = {"shapes": len(pts), "mean_abs_error": round(sum(errs) / len(errs), 4),
                                     "max_abs_error": round(max(errs), 4)}
+    if a.bn:
+        # Channels-last BatchNorm, forward and backward rates (G map elements / s) per probed shape; the model
+        # interpolates them over rows (N x H x W) and channels as it does the per-channel sums.
+        out["bn_nhwc"] = []
+        for line in open(a.bn):
+            r = json.loads(line)
+            if "N" not in r or r["fwd_ms"] <= 0 or r["bwd_ms"] <= 0:
+                continue
+            rows, n = r["N"] * r["H"] * r["W"], r["N"] * r["H"] * r["W"] * r["C"]
+            out["bn_nhwc"].append({"rows": rows, "channels": r["C"],
+                                   "fwd_gelements_per_s": round(n / (r["fwd_ms"] * 1e6), 3),
+                                   "bwd_gelements_per_s": round(n / (r["bwd_ms"] * 1e6), 3)})
+        stats["bn_nhwc"] = {"samples": len(out["bn_nhwc"])}
     out["channel_sum"] = []
     for line in open(a.channel_sum):
         r = json.loads(line)
@@ -220,7 +234,7 @@ def main():
                                    "gelements_per_s": round(rows * r["C"] / (r["ms"] * 1e6), 3)})
     stats["channel_sum"] = {"samples": len(out["channel_sum"])}
     extra = "".join(f", {os.path.basename(x)}"
-                    for x in a.grouped + [p for p in (a.roll, a.elementwise, a.bmm) if p])
+                    for x in a.grouped + [p for p in (a.roll, a.elementwise, a.bmm, a.bn) if p])
     out["source"] = (f"tools/fit_probe_classes.py over {os.path.basename(a.pool)}, "
                      f"{os.path.basename(a.conv_layout)}{extra} and {os.path.basename(a.channel_sum)}, bf16 large-GEMM rate "
                      f"{rate_bf16:.1f} TFLOP/s from the fit")

@@ -75,6 +75,8 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   fc.compute.bmm_aligned_rate = 58.6e12;
   fc.compute.bmm_unaligned_rate = 18e12;
   fc.compute.conv_16bit_efficiency = 0.99;
+  fc.compute.bn_nhwc_fwd = {{401408, 256, false, 240e9}};
+  fc.compute.bn_nhwc_bwd = {{401408, 256, false, 300e9}};
   auto e = parse_constants(constants_to_json(fc), "f.json", errors);
   REQUIRE(e);
   CHECK(e->compute.elementwise_unrolled_bw == Approx(2530e9));
@@ -83,6 +85,18 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   CHECK(e->compute.bmm_aligned_rate == Approx(58.6e12));
   CHECK(e->compute.bmm_unaligned_rate == Approx(18e12));
   CHECK(e->compute.conv_16bit_efficiency == Approx(0.99));
+  REQUIRE(e->compute.bn_nhwc_fwd.size() == 1);
+  REQUIRE(e->compute.bn_nhwc_bwd.size() == 1);
+  CHECK(e->compute.bn_nhwc_fwd[0].rows == Approx(401408));
+  CHECK(e->compute.bn_nhwc_fwd[0].rate == Approx(240e9));
+  CHECK(e->compute.bn_nhwc_bwd[0].rate == Approx(300e9));
+  // A BatchNorm sample without its backward rate is named, with what was expected.
+  auto bad_bn = constants_to_json(fc);
+  bad_bn["constants"]["bn_nhwc"][0].erase("bwd_gelements_per_s");
+  errors.clear();
+  CHECK_FALSE(parse_constants(bad_bn, "f.json", errors));
+  REQUIRE_FALSE(errors.empty());
+  CHECK(errors.back().find("f.json:/constants/bn_nhwc/0: expected {\"rows\": > 0") == 0);
 }
 
 namespace {

@@ -391,3 +391,30 @@ TEST_CASE("models::compute: 16-bit convolutions take their own efficiency when s
   c.conv_16bit_efficiency = 0;
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(tf32).epsilon(1e-12));
 }
+
+TEST_CASE("models::compute: a channels-last BatchNorm at its probed rate for its shape, forward and backward apart",
+          "[models]") {
+  ComputeConstants c;
+  c.memory_efficiency = 1;
+  c.gpu_per_kernel = Seconds::us(0);
+  c.bn_element_rate = 900e9;
+  // Two probed shapes: 401,408 rows x 256 channels (ResNet-50's 56x56 stage at batch 128) and 25,088 x 1024.
+  c.bn_nhwc_fwd = {{401408, 256, false, 240e9}, {25088, 1024, false, 190e9}};
+  c.bn_nhwc_bwd = {{401408, 256, false, 300e9}, {25088, 1024, false, 230e9}};
+  Op op;
+  op.kind = OpKind::memory;
+  op.phase = Phase::forward;
+  op.elements = 401408.0 * 256;  // 102,760,448 map elements
+  op.channels = 256;
+  op.bn_elements = 3 * op.elements;
+  op.bytes = Bytes(3 * 2 * op.elements);  // 617 MB: 0.154 ms at 4,000 GB/s, below the probed time
+  // At a probed shape the probed rate: 102,760,448 / 240e9 = 0.42817 ms forward, / 300e9 = 0.34253 ms backward.
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.428169).epsilon(1e-5));
+  op.phase = Phase::backward;
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.342535).epsilon(1e-5));
+  // Without the table: the pooled rate over its element passes, 5 x 102,760,448 / 900e9 = 0.5709 ms backward.
+  c.bn_nhwc_fwd.clear();
+  c.bn_nhwc_bwd.clear();
+  op.bn_elements = 5 * op.elements;
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.570891).epsilon(1e-5));
+}
