@@ -117,7 +117,13 @@ ProfileCache::ProfileCache(std::string dir, const Catalog& cat) : dir_(std::move
     auto c = calibrate::load_constants(f, errors);
     if (!c) continue;
     auto it = profile_by_name.find(fs::path(c->profile).filename().string());
-    if (it != profile_by_name.end()) fit_files_.emplace(it->second, f);
+    if (it == profile_by_name.end()) continue;
+    // The default constants of a profile P.json are fit-P.json (what `calibrate check` reads by default); other
+    // fit files of the same profile (fit-h200-bytes.json) are used only when it is missing.
+    if (fs::path(f).filename().string() == "fit-" + fs::path(c->profile).stem().string() + ".json")
+      fit_files_[it->second] = f;
+    else
+      fit_files_.emplace(it->second, f);
   }
 }
 
@@ -153,7 +159,10 @@ const DeviceBundle* ProfileCache::get(const GpuSpec& gpu, std::string& error) {
   std::optional<calibrate::FitConstants> fit;
   for (const std::string& id : {gpu.id, std::string(kBaseGpu)}) {
     auto it = fit_files_.find(id);
-    if (it != fit_files_.end() && (fit = calibrate::load_constants(it->second, errors))) break;
+    if (it != fit_files_.end() && (fit = calibrate::load_constants(it->second, errors))) {
+      b->constants_path = it->second;
+      break;
+    }
   }
   if (fit) {
     b->constants = *fit;

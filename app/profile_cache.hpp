@@ -5,7 +5,8 @@
 // provisional one assembled from the reference runs' micro records) by datasheet ratios (GEMM rates by
 // dense peak per dtype, memory bandwidth by HBM bandwidth, host copies by PCIe bandwidth). Fitted
 // constants: the fit-*.json whose "profile" is that GPU's profile file, else the H200's, else the compute
-// model's defaults. Files are scanned in name order, so the choice is deterministic.
+// model's defaults; of several fit files for one profile P.json, fit-P.json (the one `calibrate check` reads by
+// default), else the first in name order. Files are scanned in name order, so the choice is deterministic.
 #pragma once
 
 #include <map>
@@ -25,6 +26,7 @@ struct DeviceBundle {
   GpuProfile profile;
   DeviceModel device;
   calibrate::FitConstants constants;
+  std::string constants_path;       // the fitted-constants file read (empty: the compute model's defaults)
   std::vector<std::string> notes;   // how the profile / constants were obtained when not measured
 };
 

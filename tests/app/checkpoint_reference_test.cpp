@@ -38,3 +38,20 @@ TEST_CASE("app::checkpoint: torch.save stalls of GPT-350M and GPT-1.3B with Adam
   CHECK(predicted_stall("gpt-350m") == Approx(2.886 + 4.185).epsilon(0.10));
   CHECK(predicted_stall("gpt-1.3b") == Approx(10.15 + 15.682).epsilon(0.10));
 }
+
+TEST_CASE("app::profile_cache: `run` prices the H200 with the default constants fit-h200.json, as calibrate check does") {
+  // calibrate/profiles holds two fits of h200.json: fit-h200-bytes.json sorts first by name, but the default is
+  // fit-h200.json (docs/calibration.md, section 4), the only one with the probe classes (a 16-bit convolution
+  // efficiency among them).
+  gp::app::Diagnostics cat_diags;
+  const gp::Catalog cat = gp::app::load_catalogs(std::string(GPUPLAN_SOURCE_DIR) + "/catalogs", {}, cat_diags);
+  gp::app::ProfileCache cache(std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles", cat);
+  const gp::GpuSpec* h200 = gp::Catalog::find(cat.gpus, "h200-sxm");
+  REQUIRE(h200);
+  std::string err;
+  const auto* dev = cache.get(*h200, err);
+  REQUIRE(dev);
+  CHECK(dev->constants_path.size() >= 13);
+  CHECK(dev->constants_path.substr(dev->constants_path.size() - 13) == "fit-h200.json");
+  CHECK(dev->constants.compute.conv_16bit_efficiency > 0);
+}
