@@ -323,6 +323,7 @@ void copy_nchw_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.nchw_transform_efficiency = from.nchw_transform_efficiency;
   to.nchw_transform_first_efficiency = from.nchw_transform_first_efficiency;
   to.nchw_transform_passes = from.nchw_transform_passes;
+  to.nchw_conv_factor = from.nchw_conv_factor;
   to.nchw_classes_source = from.nchw_classes_source;
 }
 
@@ -428,6 +429,10 @@ constexpr std::array<const char*, nchw_band_count> kNchwPassKeys{
     "nchw_transform_passes_spatial",        "nchw_transform_passes_spatial_first",
     "nchw_transform_passes_pointwise_strided", "nchw_transform_passes_pointwise_small",
     "nchw_transform_passes_pointwise_mid",  "nchw_transform_passes_pointwise_large"};
+// JSON names of ComputeConstants::nchw_conv_factor, in NchwBand order (the 1x1 bands only have one).
+constexpr std::array<const char*, nchw_band_count> kNchwConvFactorKeys{
+    nullptr, nullptr, "nchw_conv_factor_pointwise_strided", "nchw_conv_factor_pointwise_small",
+    "nchw_conv_factor_pointwise_mid", "nchw_conv_factor_pointwise_large"};
 
 void read_nchw_classes(FieldReader& r, ComputeConstants& c, bool required) {
   // As read_kernel_classes: positive in an NCHW-classes file, 0 = "as NHWC" in a fit file.
@@ -454,6 +459,9 @@ void read_nchw_classes(FieldReader& r, ComputeConstants& c, bool required) {
     }
     c.nchw_transform_passes[b] = v.value_or(-1);
   }
+  // 1x1 convolutions' NCHW kernel-time factors: optional (older files lack them; absent = 1).
+  for (std::size_t b = 0; b < c.nchw_conv_factor.size(); ++b)
+    if (kNchwConvFactorKeys[b]) c.nchw_conv_factor[b] = r.non_negative(kNchwConvFactorKeys[b], false).value_or(0);
   if (!required) c.nchw_classes_source = r.string("nchw_classes_source", false).value_or("");
 }
 
@@ -494,6 +502,8 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
                     {"nchw_classes_source", c.nchw_classes_source}};
   for (std::size_t b = 0; b < c.nchw_transform_passes.size(); ++b)
     if (c.nchw_transform_passes[b] >= 0) j["constants"][kNchwPassKeys[b]] = c.nchw_transform_passes[b];
+  for (std::size_t b = 0; b < c.nchw_conv_factor.size(); ++b)
+    if (kNchwConvFactorKeys[b] && c.nchw_conv_factor[b] > 0) j["constants"][kNchwConvFactorKeys[b]] = c.nchw_conv_factor[b];
   for (std::size_t i = 0; i < c.pool_rate.size(); ++i) j["constants"][kPoolRateKeys[i]] = c.pool_rate[i] / 1e9;
   j["constants"]["conv_stem_flop_efficiency"] = c.conv_stem_flop_efficiency;
   if (c.grouped_conv.rate > 0) {

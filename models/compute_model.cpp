@@ -100,6 +100,10 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
         if (op.group_strided) t_g *= g.stride_factor;
         work = std::max(work, Seconds(Seconds(t_g) + g.pass_cost));
       }
+      if (op.nchw_conv_band >= 0 && op.nchw_conv_band < nchw_band_count) {
+        const double f = c.nchw_conv_factor[static_cast<std::size_t>(op.nchw_conv_band)];
+        if (f > 0) work = work * f;
+      }
       if (op.small_bmm) {
         const double r = op.bmm_aligned ? c.bmm_aligned_rate : c.bmm_unaligned_rate;
         if (r > 0) work = std::max(work, Seconds(op.flops.value() / r));

@@ -65,6 +65,9 @@ struct ComputeConstants {
   // runs between layout transforms, averaged over the probed shapes of the band (tools/probe_conv_layout.py);
   // negative = not set (the passes the op builder assumes: all of a spatial convolution's, no 1x1's).
   std::array<double, nchw_band_count> nchw_transform_passes{-1, -1, -1, -1, -1, -1};
+  // Per NchwBand, a 1x1 convolution's kernel time in NCHW over its channels-last time (the one-convolution probe;
+  // tools/fit_nchw_classes.py); 0 = the same.
+  std::array<double, nchw_band_count> nchw_conv_factor{};
   // Probe classes (tools/fit_probe_classes.py: kernels measured one at a time); 0 = by bytes / the GEMM surface.
   // Pooling, elements per second by pool_rate_index(); the first convolution's FLOP rate / large-GEMM rate.
   std::array<double, 8> pool_rate{};

@@ -84,6 +84,9 @@ struct Op {
   // probed rate of its kind (tools/probe_bmm.py) when that is slower than the surface.
   bool small_bmm = false;
   bool bmm_aligned = false;
+  // A 1x1 convolution's GEMM in NCHW: its NchwBand (the 1x1 bands only), whose measured NCHW / channels-last
+  // kernel-time factor it takes (ComputeConstants::nchw_conv_factor); -1 = none.
+  int nchw_conv_band = -1;
 };
 
 // The bands of NchwBand: a spatial (k > 1) convolution, the network's first one (no input gradient), and 1x1

@@ -458,6 +458,9 @@ class CnnBuilder {
         if (op.name == "conv.wgrad") op.kernels = 2;
       }
       const int band = nchw_band(k2, h_ < hin || w_ < win, first_, h_ * w_);
+      if (nchw_ && k2 == 1 && band >= 0)  // NCHW 1x1 convolutions run cuDNN kernels of their own (probed factor)
+        for (std::size_t i = from; i < out_.micro.size(); ++i)
+          if (out_.micro[i].kind == OpKind::gemm) out_.micro[i].nchw_conv_band = band;
       if (nchw_ && band >= 0) nchw_transforms(in_elems, pixels * cout, cout * (c_ / groups) * k2, band);
     }
     first_ = false;

@@ -12,6 +12,9 @@ model is calibrated on (profile: tools/profile_vision_kernels.py OUT.jsonl model
   depthwise:  PyTorch's native conv_depthwise2d kernels (cuDNN is not used for bf16 NCHW depthwise):
                 t = FLOPs / (R_fp32 * e)                                 e per phase, pooled (sum F / sum t)
               FLOPs 2*N*Ho*Wo*C*k*k forward, twice that for backward (input and weight gradients)
+  1x1 convs:  the convolution kernels of a 1x1 convolution in NCHW against the same shape's channels-last ones
+              (the one-convolution probe, --conv-layout): per 1x1 band, sum of NCHW time over sum of channels-last
+              time; cuDNN runs these thin per-sample GEMMs with NCHW kernels of its own, transformed or not
   transforms: cuDNN's nchwToNhwc / nhwcToNchw around a convolution, from the one-convolution probe
               (tools/probe_conv_layout.py, --conv-layout): each transformed pass (forward, input gradient, weight
               gradient) moves its two activation tensors and a k x k filter, each read and written:
@@ -111,6 +114,24 @@ def fit_transforms(path, bw, t_gpu_ms):
             "fit": stats, "convolutions": n}
 
 
+def pointwise_conv_factors(path):
+    """Per 1x1 band, the NCHW convolution kernels' time over the channels-last ones of the same probed shapes
+    (sum over sum): cuDNN runs thin per-sample GEMMs in NCHW with kernels of its own, slower, transformed or not."""
+    sums = {}
+    for line in open(path):
+        r = json.loads(line)
+        if "nchw" not in r or "nhwc" not in r or r["groups"] > 1 or r["first"]:
+            continue
+        band, _, _ = conv_band(r)
+        if band is None or not band.startswith("pointwise"):
+            continue
+        s = sums.setdefault(band, [0.0, 0.0, 0])
+        s[0] += r["nchw"].get("conv", [0, 0])[0]
+        s[1] += r["nhwc"].get("conv", [0, 0])[0]
+        s[2] += 1
+    return {b: (round(a / c, 3), n) for b, (a, c, n) in sums.items() if a > 0 and c > 0}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kernels")
@@ -177,6 +198,10 @@ def main():
     out["nchw_transform_first_efficiency"] = tr["efficiency"]["first"]
     for band, passes in tr["passes"].items():
         out["nchw_transform_passes_" + band] = passes
+    factors = pointwise_conv_factors(a.conv_layout)
+    for band, (f, _) in factors.items():
+        out["nchw_conv_factor_" + band] = f
+    fits["pointwise_conv_factor_shapes"] = {b: n for b, (_, n) in factors.items()}
     out["source"] = ("tools/fit_nchw_classes.py over " + os.path.basename(a.kernels) + " (" + ", ".join(models) +
                      ") and " + os.path.basename(a.conv_layout) + f" ({tr['convolutions']} convolutions), fp32 rate "
                      f"{r32:.1f} TFLOP/s and copy bandwidth {bw:.0f} GB/s from the profile, {t_gpu_ms * 1e3:.2f} us "

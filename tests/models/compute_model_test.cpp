@@ -418,3 +418,22 @@ TEST_CASE("models::compute: a channels-last BatchNorm at its probed rate for its
   op.bn_elements = 5 * op.elements;
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.570891).epsilon(1e-5));
 }
+
+TEST_CASE("models::compute: an NCHW 1x1 convolution takes its band's measured kernel-time factor", "[models]") {
+  ComputeConstants c;
+  c.gemm_efficiency = 1;
+  c.gpu_per_kernel = Seconds::us(0);
+  Op op;
+  op.kind = OpKind::gemm;
+  op.conv = true;
+  op.dtype = Dtype::bf16;
+  op.shape = {128.0 * 14 * 14, 256, 1024};  // a 1x1 at 14x14 (P = 196: the mid band)
+  op.flops = gemm_flops(op.shape);
+  const double nhwc = op_gpu_time(op, device(), c).ms();
+  op.nchw_conv_band = nchw_pointwise_mid;
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(nhwc));  // no factor set: as channels-last
+  c.nchw_conv_factor[nchw_pointwise_mid] = 2.149;
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(2.149 * nhwc).epsilon(1e-12));
+  c.nchw_conv_factor[nchw_pointwise_large] = 1.2;  // another band's factor does not apply
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(2.149 * nhwc).epsilon(1e-12));
+}

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include <array>
 #include <numeric>
 
@@ -369,4 +371,27 @@ TEST_CASE("models::step_ops: elementwise ops on PyTorch's unrolled and broadcast
   // In fp32 nothing is cast: the same adds are vectorised.
   g.precision = Precision::fp32;
   for (const Op& op : build_gpt_ops(g).micro) CHECK(op.unrolled_bytes == 0);
+}
+
+TEST_CASE("models::step_ops: NCHW 1x1 convolutions carry their band, k x k ones and channels-last ones none",
+          "[models]") {
+  // ResNet-50 at 224: 1x1 convolutions at 56x56 (P = 3,136: large), 28x28 (784: large), 14x14 (196: mid),
+  // 7x7 (49: small), and the strided shortcut 1x1s.
+  StepConfig s = cnn("resnet50");
+  s.micro_batch = 8;
+  s.channels_last = false;
+  std::map<int, int> bands;
+  int kxk_marked = 0;
+  for (const Op& op : build_cnn_ops(s).micro) {
+    if (op.kind != OpKind::gemm || !op.conv) continue;
+    if (op.nchw_conv_band >= 0) ++bands[op.nchw_conv_band];
+    if (op.nchw_conv_band == nchw_spatial || op.nchw_conv_band == nchw_spatial_first) ++kxk_marked;
+  }
+  CHECK(kxk_marked == 0);
+  CHECK(bands[nchw_pointwise_large] > 0);
+  CHECK(bands[nchw_pointwise_mid] > 0);
+  CHECK(bands[nchw_pointwise_small] > 0);
+  CHECK(bands[nchw_pointwise_strided] > 0);
+  s.channels_last = true;
+  for (const Op& op : build_cnn_ops(s).micro) CHECK(op.nchw_conv_band == -1);
 }
