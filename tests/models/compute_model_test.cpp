@@ -26,6 +26,32 @@ DeviceModel device() {
   return d;
 }
 
+// Constants that leave a kernel class's own timing bare: GEMM surface and copy bandwidth at face value, no per-kernel
+// time.
+ComputeConstants bare_constants() {
+  ComputeConstants c;
+  c.gemm_efficiency = 1;
+  c.memory_efficiency = 1;
+  c.gpu_per_kernel = Seconds::us(0);
+  return c;
+}
+
+Op gemm_op(GemmShape shape, Dtype dtype = Dtype::bf16) {
+  Op op;
+  op.kind = OpKind::gemm;
+  op.dtype = dtype;
+  op.shape = shape;
+  op.flops = gemm_flops(shape);
+  return op;
+}
+
+Op memory_op(double bytes) {
+  Op op;
+  op.kind = OpKind::memory;
+  op.bytes = Bytes(bytes);
+  return op;
+}
+
 StepConfig gpt(int layers, int d, int seq, int batch) {
   StepConfig s;
   s.model.id = "gpt";
@@ -323,16 +349,12 @@ TEST_CASE("models::compute: torch.roll at its probed element rate, whatever the 
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.0771).epsilon(1e-2));
 }
 
-TEST_CASE("models::compute: elementwise bytes on the unrolled and broadcast paths take their probed rates (hand-computed)",
+TEST_CASE("models::compute: elementwise bytes on the slow paths take their probed rates (hand-computed)",
           "[models]") {
-  ComputeConstants c;
-  c.memory_efficiency = 1;
-  c.gpu_per_kernel = Seconds::us(0);
+  ComputeConstants c = bare_constants();
   c.elementwise_unrolled_bw = 2500e9;
   c.elementwise_broadcast_bw = 1600e9;
-  Op op;
-  op.kind = OpKind::memory;
-  op.bytes = Bytes(400e6);  // 400 MB: 0.1 ms at the test device's 4,000 GB/s
+  Op op = memory_op(400e6);  // 400 MB: 0.1 ms at the test device's 4,000 GB/s
   op.unrolled_bytes = 100e6;   // 0.04 ms at 2,500 GB/s
   op.broadcast_bytes = 160e6;  // 0.1 ms at 1,600 GB/s
   // 0.04 + 0.1 + (400 - 260) MB / 4,000 GB/s = 0.035 ms -> 0.175 ms.
@@ -341,25 +363,19 @@ TEST_CASE("models::compute: elementwise bytes on the unrolled and broadcast path
   c.elementwise_unrolled_bw = c.elementwise_broadcast_bw = 0;
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.1).epsilon(1e-9));
   // A GELU's bytes at its own rate: 300 MB at 3,000 GB/s = 0.1 ms, and the other 100 MB at 4,000 GB/s.
-  Op gelu;
-  gelu.kind = OpKind::memory;
-  gelu.bytes = Bytes(400e6);
+  Op gelu = memory_op(400e6);
   gelu.gelu_bytes = 300e6;
   c.elementwise_gelu_bw = 3000e9;
   CHECK(op_gpu_time(gelu, device(), c).ms() == Approx(0.125).epsilon(1e-9));
 }
 
-TEST_CASE("models::compute: small batched matmuls at their probed rates, unaligned slowest (hand-computed)", "[models]") {
-  ComputeConstants c;
-  c.gemm_efficiency = 1;
-  c.gpu_per_kernel = Seconds::us(0);
+TEST_CASE("models::compute: small batched matmuls at their probed rates, unaligned slowest (hand-computed)",
+          "[models]") {
+  ComputeConstants c = bare_constants();
   c.bmm_aligned_rate = 60e12;
   c.bmm_unaligned_rate = 18e12;
-  Op op;
-  op.kind = OpKind::gemm;
-  op.dtype = Dtype::bf16;
-  op.shape = {24576.0 * 49, 49, 32};  // Swin-T's q @ k^T at batch 128, stage 1: 24,576 windows x heads
-  op.flops = gemm_flops(op.shape);     // 3.777 GFLOP
+  // Swin-T's q @ k^T at batch 128, stage 1: 24,576 windows x heads, 3.777 GFLOP.
+  Op op = gemm_op({24576.0 * 49, 49, 32});
   op.bytes = Bytes(2.0 * 24576 * (49 * 32 * 2 + 49 * 49));
   const double surface = op_gpu_time(op, device(), c).ms();
   op.small_bmm = true;
@@ -373,16 +389,10 @@ TEST_CASE("models::compute: small batched matmuls at their probed rates, unalign
 
 TEST_CASE("models::compute: 16-bit convolutions take their own efficiency when set, fp32 ones the fitted one",
           "[models]") {
-  ComputeConstants c;
-  c.gemm_efficiency = 1;
+  ComputeConstants c = bare_constants();
   c.conv_efficiency = 0.5;
-  c.gpu_per_kernel = Seconds::us(0);
-  Op op;
-  op.kind = OpKind::gemm;
+  Op op = gemm_op({16384, 4096, 8192});  // compute-bound: bytes do not bind
   op.conv = true;
-  op.dtype = Dtype::bf16;
-  op.shape = {16384, 4096, 8192};  // compute-bound: bytes do not bind
-  op.flops = gemm_flops(op.shape);
   const double at_conv = op_gpu_time(op, device(), c).ms();
   c.conv_16bit_efficiency = 1.0;  // twice the efficiency: half the time
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(at_conv / 2).epsilon(1e-9));
@@ -394,20 +404,16 @@ TEST_CASE("models::compute: 16-bit convolutions take their own efficiency when s
 
 TEST_CASE("models::compute: a channels-last BatchNorm at its probed rate for its shape, forward and backward apart",
           "[models]") {
-  ComputeConstants c;
-  c.memory_efficiency = 1;
-  c.gpu_per_kernel = Seconds::us(0);
+  ComputeConstants c = bare_constants();
   c.bn_element_rate = 900e9;
   // Two probed shapes: 401,408 rows x 256 channels (ResNet-50's 56x56 stage at batch 128) and 25,088 x 1024.
   c.bn_nhwc_fwd = {{401408, 256, false, 240e9}, {25088, 1024, false, 190e9}};
   c.bn_nhwc_bwd = {{401408, 256, false, 300e9}, {25088, 1024, false, 230e9}};
-  Op op;
-  op.kind = OpKind::memory;
+  Op op = memory_op(3 * 2 * 401408.0 * 256);  // 617 MB: 0.154 ms at 4,000 GB/s, below the probed time
   op.phase = Phase::forward;
   op.elements = 401408.0 * 256;  // 102,760,448 map elements
   op.channels = 256;
   op.bn_elements = 3 * op.elements;
-  op.bytes = Bytes(3 * 2 * op.elements);  // 617 MB: 0.154 ms at 4,000 GB/s, below the probed time
   // At a probed shape the probed rate: 102,760,448 / 240e9 = 0.42817 ms forward, / 300e9 = 0.34253 ms backward.
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.428169).epsilon(1e-5));
   op.phase = Phase::backward;
@@ -420,15 +426,9 @@ TEST_CASE("models::compute: a channels-last BatchNorm at its probed rate for its
 }
 
 TEST_CASE("models::compute: an NCHW 1x1 convolution takes its band's measured kernel-time factor", "[models]") {
-  ComputeConstants c;
-  c.gemm_efficiency = 1;
-  c.gpu_per_kernel = Seconds::us(0);
-  Op op;
-  op.kind = OpKind::gemm;
+  ComputeConstants c = bare_constants();
+  Op op = gemm_op({128.0 * 14 * 14, 256, 1024});  // a 1x1 at 14x14 (P = 196: the mid band)
   op.conv = true;
-  op.dtype = Dtype::bf16;
-  op.shape = {128.0 * 14 * 14, 256, 1024};  // a 1x1 at 14x14 (P = 196: the mid band)
-  op.flops = gemm_flops(op.shape);
   const double nhwc = op_gpu_time(op, device(), c).ms();
   op.nchw_conv_band = nchw_pointwise_mid;
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(nhwc));  // no factor set: as channels-last
