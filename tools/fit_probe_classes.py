@@ -34,8 +34,19 @@ kernel computes a source index per element, and its time follows the elements wh
 bf16 within 10%), at ~110 G elements/s, a sixth of the copy bandwidth in fp32. Pooled over the shifted shapes:
 r = sum elements / sum t.
 
+Elementwise kernels by PyTorch's path (tools/probe_elementwise.py, --elementwise): one rate (bytes read + written
+per second) each for the unrolled kernel (an operand cast inside it), the generic broadcast kernel and the exact
+GELU, pooled over the path's cases at 2^24 elements and more.
+
+Small batched matmuls (tools/probe_bmm.py, --bmm: Swin's window-attention products): one FLOP rate for those with
+every dimension a multiple of 8 and one for the rest, pooled over 6,144 matrices and more.
+
+Channels-last BatchNorm (tools/probe_bn.py, --bn): forward and backward rates (map elements per second) per probed
+shape, written as samples for the model to interpolate over rows and channels, as the per-channel sums.
+
 Usage: python3 tools/fit_probe_classes.py POOL.jsonl CONV_LAYOUT.jsonl CHANNEL_SUM.jsonl [--fit F]
-           [--grouped GROUPED.jsonl ...] [--roll ROLL.jsonl]
+           [--grouped GROUPED.jsonl ...] [--roll ROLL.jsonl] [--elementwise EW.jsonl] [--bmm BMM.jsonl]
+           [--bn BN.jsonl]
 Prints the constants as JSON (calibrate/profiles/probe-classes-<gpu>.json; `gpuplan calibrate fit --probe-classes`).
 """
 import argparse
@@ -183,10 +194,11 @@ def main():
         stats["roll"] = {"shapes": len(rp), "mean_abs_error": round(sum(errs) / len(errs), 4),
                          "max_abs_error": round(max(errs), 4)}
     if a.elementwise:
-        # PyTorch's two slow elementwise paths, each one rate (GB/s, bytes read + written) pooled over its cases at
+        # PyTorch's slow elementwise paths, each one rate (GB/s, bytes read + written) pooled over its cases at
         # 2^24 elements and more, where the GPU time dominates the back-to-back calls' launch cost:
-        # unrolled_elementwise_kernel (an operand cast in the kernel: bf16 -> fp32 copy, fp32 + bf16) and the
-        # generic elementwise_kernel (a broadcast operand: [N,1,1,1], [C,1,1], [1,C,1,1]).
+        # unrolled_elementwise_kernel (an operand cast in the kernel: bf16 -> fp32 copy, fp32 + bf16), the
+        # generic elementwise_kernel (a broadcast operand: [N,1,1,1], [C,1,1], [1,C,1,1]) and the exact GELU
+        # (vectorised, but bound by its arithmetic).
         paths = {"unrolled": ("cast_to_fp32", "add_mixed"),
                  "broadcast": ("mul_batch_bf16", "mul_channel_mix", "add_channel_bf16"),
                  "gelu": ("gelu_bf16", "gelu_bwd_bf16")}
