@@ -308,6 +308,8 @@ void copy_probe_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.channel_sum = from.channel_sum;
   to.bn_nhwc_fwd = from.bn_nhwc_fwd;
   to.bn_nhwc_bwd = from.bn_nhwc_bwd;
+  to.ln_fwd = from.ln_fwd;
+  to.ln_bwd = from.ln_bwd;
   to.probe_classes_source = from.probe_classes_source;
 }
 
@@ -401,26 +403,32 @@ void read_probe_classes(FieldReader& r, ComputeConstants& c, bool required) {
   } else if (required) {
     r.error("channel_sum", "expected an array of {rows, channels, layout, gelements_per_s}, got nothing");
   }
-  // The channels-last BatchNorm samples (optional): [{"rows", "channels", "fwd_gelements_per_s",
-  // "bwd_gelements_per_s"}, ...].
-  if (j.is_object() && j.contains("bn_nhwc")) {
-    const nlohmann::json& arr = j["bn_nhwc"];
+  // Shape-dependent samples with a forward and a backward rate (optional): [{"rows", "channels",
+  // "fwd_gelements_per_s", "bwd_gelements_per_s"}, ...]: channels-last BatchNorm (bn_nhwc) and LayerNorm (ln).
+  auto fwd_bwd_samples = [&](const char* key, std::vector<ComputeConstants::ChannelSumSample>& fwd,
+                             std::vector<ComputeConstants::ChannelSumSample>& bwd) {
+    if (!j.is_object() || !j.contains(key)) return;
+    const nlohmann::json& arr = j[key];
     const char* expect = "expected {\"rows\": > 0, \"channels\": > 0, \"fwd_gelements_per_s\": > 0, "
                          "\"bwd_gelements_per_s\": > 0}";
-    if (!arr.is_array()) r.error("bn_nhwc", std::string("expected an array of ") + expect);
+    if (!arr.is_array()) r.error(key, std::string("expected an array of ") + expect);
     for (std::size_t i = 0; arr.is_array() && i < arr.size(); ++i) {
       const nlohmann::json& e = arr[i];
-      auto positive = [&](const char* k) { return e.is_object() && e.contains(k) && e[k].is_number() && e[k].get<double>() > 0; };
+      auto positive = [&](const char* k) {
+        return e.is_object() && e.contains(k) && e[k].is_number() && e[k].get<double>() > 0;
+      };
       if (!positive("rows") || !positive("channels") || !positive("fwd_gelements_per_s") ||
           !positive("bwd_gelements_per_s")) {
-        r.error("bn_nhwc/" + std::to_string(i), expect);
+        r.error(std::string(key) + "/" + std::to_string(i), expect);
         continue;
       }
       const double rows = e["rows"].get<double>(), ch = e["channels"].get<double>();
-      c.bn_nhwc_fwd.push_back({rows, ch, false, e["fwd_gelements_per_s"].get<double>() * 1e9});
-      c.bn_nhwc_bwd.push_back({rows, ch, false, e["bwd_gelements_per_s"].get<double>() * 1e9});
+      fwd.push_back({rows, ch, false, e["fwd_gelements_per_s"].get<double>() * 1e9});
+      bwd.push_back({rows, ch, false, e["bwd_gelements_per_s"].get<double>() * 1e9});
     }
-  }
+  };
+  fwd_bwd_samples("bn_nhwc", c.bn_nhwc_fwd, c.bn_nhwc_bwd);
+  fwd_bwd_samples("ln", c.ln_fwd, c.ln_bwd);
   if (!required) c.probe_classes_source = r.string("probe_classes_source", false).value_or("");
 }
 
@@ -525,12 +533,16 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
     sums.push_back({{"rows", s.rows}, {"channels", s.channels}, {"layout", s.nchw ? "nchw" : "nhwc"},
                     {"gelements_per_s", s.rate / 1e9}});
   if (!sums.empty()) j["constants"]["channel_sum"] = sums;
-  nlohmann::json bns = nlohmann::json::array();
-  for (std::size_t i = 0; i < c.bn_nhwc_fwd.size() && i < c.bn_nhwc_bwd.size(); ++i)
-    bns.push_back({{"rows", c.bn_nhwc_fwd[i].rows}, {"channels", c.bn_nhwc_fwd[i].channels},
-                   {"fwd_gelements_per_s", c.bn_nhwc_fwd[i].rate / 1e9},
-                   {"bwd_gelements_per_s", c.bn_nhwc_bwd[i].rate / 1e9}});
-  if (!bns.empty()) j["constants"]["bn_nhwc"] = bns;
+  auto write_fwd_bwd = [&](const char* key, const std::vector<ComputeConstants::ChannelSumSample>& fwd,
+                           const std::vector<ComputeConstants::ChannelSumSample>& bwd) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (std::size_t i = 0; i < fwd.size() && i < bwd.size(); ++i)
+      arr.push_back({{"rows", fwd[i].rows}, {"channels", fwd[i].channels}, {"fwd_gelements_per_s", fwd[i].rate / 1e9},
+                     {"bwd_gelements_per_s", bwd[i].rate / 1e9}});
+    if (!arr.empty()) j["constants"][key] = arr;
+  };
+  write_fwd_bwd("bn_nhwc", c.bn_nhwc_fwd, c.bn_nhwc_bwd);
+  write_fwd_bwd("ln", c.ln_fwd, c.ln_bwd);
   j["constants"]["probe_classes_source"] = c.probe_classes_source;
   j["memory"] = {{"fragmentation", fc.memory.fragmentation},
                  {"context_default_gib", fc.memory.context_default.gib()},

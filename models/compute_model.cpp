@@ -151,7 +151,13 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
         if (r > 0) work = Seconds(op.pool_elements / r);
       }
       if (op.roll_elements > 0 && c.roll_rate > 0) work = std::max(work, Seconds(op.roll_elements / c.roll_rate));
-      work += c.norm_row_cost * op.rows;
+      if (const auto& ln = op.phase == Phase::forward ? c.ln_fwd : c.ln_bwd;
+          op.rows > 0 && op.channels > 0 && !ln.empty()) {  // a LayerNorm at its probed rate for its shape
+        const double r = channel_sum_rate(ln, op.rows, op.channels, false);
+        if (r > 0) work = std::max(mem_time(op.bytes, dev, c), Seconds(op.rows * op.channels / r));
+      } else {
+        work += c.norm_row_cost * op.rows;
+      }
       break;
     case OpKind::simt: {
       const double ef_nchw = op.phase == Phase::forward ? c.dwconv_nchw_fwd_flop_efficiency

@@ -102,6 +102,9 @@ struct ComputeConstants {
   // (tools/probe_bn.py): forward and backward rates in map elements per second, interpolated like the
   // per-channel sums; empty = the pooled bn_element_rate.
   std::vector<ChannelSumSample> bn_nhwc_fwd, bn_nhwc_bwd;
+  // fp32 LayerNorm probed alone over a grid of rows and channels (tools/probe_ln.py): forward and backward rates
+  // in elements per second, interpolated the same way; empty = bytes plus norm_row_cost per row.
+  std::vector<ChannelSumSample> ln_fwd, ln_bwd;
   std::string probe_classes_source;
   std::string nchw_classes_source;
   std::string kernel_classes_source;    // where the four above come from

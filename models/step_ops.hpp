@@ -35,7 +35,7 @@ struct Op {
   bool recompute = false;     // forward op re-run in backward by activation checkpointing
   // Kernel classes that run below the copy bandwidth (measured per class: docs/calibration.md, "Kernel classes"):
   double bn_elements = 0;     // BatchNorm op: elements its kernels touch per occurrence (their rate, not bytes, binds)
-  double rows = 0;            // row-wise normalisation (LayerNorm): rows per occurrence, each paying a fixed cost
+  double rows = 0;            // row-wise normalisation (LayerNorm): rows per occurrence (and `channels` per row)
   bool transpose = false;     // strided (transposing) copy: TensorIterator's non-vectorised kernel
   double work_factor = 1;     // attention: tile-padded work / model FLOPs (timing only; FLOPs stay the model's)
   bool nested = false;        // issued inside another op's framework call (no Python module or autograd node of its own)
@@ -44,7 +44,8 @@ struct Op {
   bool engine_accumulate = false;
   // PyTorch's default NCHW layout (channels_last off): BatchNorm and depthwise kernels of their own
   // (docs/calibration.md, "NCHW"). A BatchNorm gives its tensor's C (one thread block per channel), N x C planes
-  // and elements.
+  // and elements (`channels` and `elements` in channels-last too: its probed rate depends on the shape); a
+  // LayerNorm gives its `channels` per row.
   bool nchw = false;
   double channels = 0, planes = 0, elements = 0;
   // cuDNN's NCHW<->NHWC transforms around one convolution pass (forward, input gradient or weight gradient):

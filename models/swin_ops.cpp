@@ -108,8 +108,12 @@ class SwinBuilder {
       unrolled_path(mem(name + ".cast", Phase::forward, 6 * n, count));  // 16-bit -> fp32
       mem(name + ".cast.bwd", Phase::backward, 6 * n, count);
     }
-    mem(name + ".fwd", Phase::forward, 8 * n, count).rows = rows;
-    mem(name + ".bwd", Phase::backward, 20 * n, count, 2).rows = rows;
+    Op& fwd = mem(name + ".fwd", Phase::forward, 8 * n, count);
+    fwd.rows = rows;
+    fwd.channels = dim;
+    Op& bwd = mem(name + ".bwd", Phase::backward, 20 * n, count, 2);
+    bwd.rows = rows;
+    bwd.channels = dim;
     saved_ += 4 * n * count;
     params_ += 2 * dim * count;
     tensors_ += 2 * count;

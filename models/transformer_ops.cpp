@@ -49,6 +49,7 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   // --- forward
   add_memory(ops, "ln1.fwd", Phase::forward, Bytes(8 * N * d), L, 1, rc);
   ops.back().rows = N;
+  ops.back().channels = d;
   add_linear(ops, {"qkv", N, d, 3 * d, L, true, ac, true, rc}, p);
   if (k.mha_copies) {
     // nn.MultiheadAttention (batch_first) works on a (seq, batch, d) transpose: the projection input is
@@ -91,6 +92,7 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   ops.back().transpose = k.mha_copies;
   add_memory(ops, "ln2.fwd", Phase::forward, Bytes(8 * N * d), L, 1, rc);
   ops.back().rows = N;
+  ops.back().channels = d;
   add_linear(ops, {"fc", N, d, ff, L, true, ac, true, rc}, p);
   add_memory(ops, "gelu.fwd", Phase::forward, Bytes(2 * a * N * ff), L, 1, rc);
   gelu_path(ops.back());
@@ -128,6 +130,7 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   // LayerNorm backward: dx kernel (x, dy -> dx) and dgamma/dbeta kernel (x, dy again).
   add_memory(ops, "ln.bwd", Phase::backward, Bytes(20 * N * d), 2 * L, 2);
   ops.back().rows = N;
+  ops.back().channels = d;
   // Residual joins: branch grad cast to 16-bit (autocast) and skip + branch grad sum in fp32.
   if (ac) add_memory(ops, "residual.grad_cast", Phase::backward, Bytes(6 * N * d), 2 * L, 1);
   add_memory(ops, "residual.grad_sum", Phase::backward, Bytes(12 * N * d), 2 * L, 1);
@@ -181,8 +184,10 @@ StepOps build_gpt_ops(const StepConfig& step) {
   const double per_layer_saved = add_block(ops, k, p);
   add_memory(ops, "lnf.fwd", Phase::forward, Bytes(8 * N * d), 1);
   ops.back().rows = N;
+  ops.back().channels = d;
   add_memory(ops, "lnf.bwd", Phase::backward, Bytes(20 * N * d), 1, 2);
   ops.back().rows = N;
+  ops.back().channels = d;
   add_linear(ops, {"head", N, d, V, 1, false, is_autocast(p), true, false}, p);
   if (t.tied_embeddings) {
     add_memory(ops, "tied.grad_sum", Phase::backward, Bytes(12 * V * d), 1);
@@ -239,8 +244,10 @@ StepOps build_vit_ops(const StepConfig& step) {
   const double per_layer_saved = add_block(ops, k, p);
   add_memory(ops, "lnf.fwd", Phase::forward, Bytes(8 * N * d), 1);
   ops.back().rows = N;
+  ops.back().channels = d;
   add_memory(ops, "lnf.bwd", Phase::backward, Bytes(20 * N * d), 1, 2);
   ops.back().rows = N;
+  ops.back().channels = d;
   add_linear(ops, {"head", b, d, 1000, 1, true, is_autocast(p), true, false}, p);
   add_cross_entropy(ops, b, 1000, p);
   const double block_params = 4 * d + 3 * d * d + 3 * d + d * d + d + 2 * d * ff + ff + d;

@@ -234,8 +234,10 @@ class CnnBuilder {
     const double in_bytes = cast ? 4 : a_;
     add_memory(out_.micro, "ln.fwd", Phase::forward, Bytes((in_bytes + 4) * n), 1);
     out_.micro.back().rows = n / c_;
+    out_.micro.back().channels = c_;
     add_memory(out_.micro, "ln.bwd", Phase::backward, Bytes(4 * 4 * n), 1, 2);
     out_.micro.back().rows = n / c_;
+    out_.micro.back().channels = c_;
     take(in_bytes * n);
     params_ += 2.0 * c_;
     tensors_ += 2;

@@ -41,12 +41,13 @@ GELU, pooled over the path's cases at 2^24 elements and more.
 Small batched matmuls (tools/probe_bmm.py, --bmm: Swin's window-attention products): one FLOP rate for those with
 every dimension a multiple of 8 and one for the rest, pooled over 6,144 matrices and more.
 
-Channels-last BatchNorm (tools/probe_bn.py, --bn): forward and backward rates (map elements per second) per probed
-shape, written as samples for the model to interpolate over rows and channels, as the per-channel sums.
+Channels-last BatchNorm (tools/probe_bn.py, --bn) and fp32 LayerNorm (tools/probe_ln.py, --ln): forward and
+backward rates (elements per second) per probed shape, written as samples for the model to interpolate over rows
+and channels, as the per-channel sums.
 
 Usage: python3 tools/fit_probe_classes.py POOL.jsonl CONV_LAYOUT.jsonl CHANNEL_SUM.jsonl [--fit F]
            [--grouped GROUPED.jsonl ...] [--roll ROLL.jsonl] [--elementwise EW.jsonl] [--bmm BMM.jsonl]
-           [--bn BN.jsonl]
+           [--bn BN.jsonl] [--ln LN.jsonl]
 Prints the constants as JSON (calibrate/profiles/probe-classes-<gpu>.json; `gpuplan calibrate fit --probe-classes`).
 """
 import argparse
@@ -157,6 +158,7 @@ def main():
     ap.add_argument("--elementwise", help="tools/probe_elementwise.py output (elementwise kernels by path)")
     ap.add_argument("--bmm", help="tools/probe_bmm.py output (small batched matmuls alone)")
     ap.add_argument("--bn", help="tools/probe_bn.py output (channels-last BatchNorm alone)")
+    ap.add_argument("--ln", help="tools/probe_ln.py output (fp32 LayerNorm alone)")
     a = ap.parse_args()
     rate_bf16 = json.load(open(a.fit))["fit"]["gemm_surface"]["bf16"]["rate_tflops"]
     out, stats = {}, {}
@@ -236,6 +238,19 @@ def main():
                                    "fwd_gelements_per_s": round(n / (r["fwd_ms"] * 1e6), 3),
                                    "bwd_gelements_per_s": round(n / (r["bwd_ms"] * 1e6), 3)})
         stats["bn_nhwc"] = {"samples": len(out["bn_nhwc"])}
+    if a.ln:
+        # fp32 LayerNorm, forward and backward rates (G elements / s) per probed rows x channels, for the model to
+        # interpolate as the BatchNorm samples.
+        out["ln"] = []
+        for line in open(a.ln):
+            r = json.loads(line)
+            if "rows" not in r or r["fwd_ms"] <= 0 or r["bwd_ms"] <= 0:
+                continue
+            n = r["rows"] * r["C"]
+            out["ln"].append({"rows": r["rows"], "channels": r["C"],
+                              "fwd_gelements_per_s": round(n / (r["fwd_ms"] * 1e6), 3),
+                              "bwd_gelements_per_s": round(n / (r["bwd_ms"] * 1e6), 3)})
+        stats["ln"] = {"samples": len(out["ln"])}
     out["channel_sum"] = []
     for line in open(a.channel_sum):
         r = json.loads(line)
@@ -246,7 +261,7 @@ def main():
                                    "gelements_per_s": round(rows * r["C"] / (r["ms"] * 1e6), 3)})
     stats["channel_sum"] = {"samples": len(out["channel_sum"])}
     extra = "".join(f", {os.path.basename(x)}"
-                    for x in a.grouped + [p for p in (a.roll, a.elementwise, a.bmm, a.bn) if p])
+                    for x in a.grouped + [p for p in (a.roll, a.elementwise, a.bmm, a.bn, a.ln) if p])
     out["source"] = (f"tools/fit_probe_classes.py over {os.path.basename(a.pool)}, "
                      f"{os.path.basename(a.conv_layout)}{extra} and {os.path.basename(a.channel_sum)}, bf16 large-GEMM rate "
                      f"{rate_bf16:.1f} TFLOP/s from the fit")

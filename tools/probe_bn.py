@@ -18,25 +18,11 @@ import json
 import sys
 
 import torch
-from torch.profiler import ProfilerActivity, profile
 
-from torch_kernels import cuda_kernels
+from torch_kernels import profiled_ms
 
 CHANNELS = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048]
 SIDES = [7, 14, 28, 56, 112]
-
-
-def kernel_ms(fn, iters=5):
-    """(GPU ms, kernels) per call of fn(), summed over the kernels it runs."""
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(iters):
-            fn()
-        torch.cuda.synchronize()
-    ms = kernels = 0.0
-    for _, k_ms in cuda_kernels(prof):
-        ms += k_ms / iters
-        kernels += 1 / iters
-    return round(ms, 5), round(kernels, 2)
 
 
 def time_bn(n, c, h):
@@ -57,8 +43,8 @@ def time_bn(n, c, h):
         fwd()
         bwd()
     torch.cuda.synchronize()
-    f_ms, f_k = kernel_ms(fwd)
-    b_ms, b_k = kernel_ms(bwd)
+    f_ms, f_k = profiled_ms(fwd)
+    b_ms, b_k = profiled_ms(bwd)
     return {"N": n, "C": c, "H": h, "W": h, "fwd_ms": f_ms, "bwd_ms": b_ms, "fwd_kernels": f_k, "bwd_kernels": b_k}
 
 

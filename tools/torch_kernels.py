@@ -33,3 +33,16 @@ def first_kernel_name(fn, width=120):
         torch.cuda.synchronize()
     names = [k for k, _ in cuda_kernels(prof)]
     return names[0][:width] if names else ""
+
+
+def profiled_ms(fn, iters=5):
+    """(GPU ms, kernels) per call of fn(), summed over the kernels it runs (torch.profiler, `iters` calls)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(iters):
+            fn()
+        torch.cuda.synchronize()
+    ms = kernels = 0.0
+    for _, k_ms in cuda_kernels(prof):
+        ms += k_ms / iters
+        kernels += 1 / iters
+    return round(ms, 5), round(kernels, 2)

@@ -78,6 +78,8 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   fc.compute.nchw_conv_factor[nchw_pointwise_mid] = 2.149;
   fc.compute.bn_nhwc_fwd = {{401408, 256, false, 240e9}};
   fc.compute.bn_nhwc_bwd = {{401408, 256, false, 300e9}};
+  fc.compute.ln_fwd = {{65536, 96, false, 61e9}};
+  fc.compute.ln_bwd = {{65536, 96, false, 20e9}};
   auto e = parse_constants(constants_to_json(fc), "f.json", errors);
   REQUIRE(e);
   CHECK(e->compute.elementwise_unrolled_bw == Approx(2530e9));
@@ -93,6 +95,10 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   CHECK(e->compute.bn_nhwc_fwd[0].rows == Approx(401408));
   CHECK(e->compute.bn_nhwc_fwd[0].rate == Approx(240e9));
   CHECK(e->compute.bn_nhwc_bwd[0].rate == Approx(300e9));
+  REQUIRE(e->compute.ln_fwd.size() == 1);
+  REQUIRE(e->compute.ln_bwd.size() == 1);
+  CHECK(e->compute.ln_fwd[0].channels == Approx(96));
+  CHECK(e->compute.ln_bwd[0].rate == Approx(20e9));
   // A BatchNorm sample without its backward rate is named, with what was expected.
   auto bad_bn = constants_to_json(fc);
   bad_bn["constants"]["bn_nhwc"][0].erase("bwd_gelements_per_s");

@@ -437,3 +437,23 @@ TEST_CASE("models::compute: an NCHW 1x1 convolution takes its band's measured ke
   c.nchw_conv_factor[nchw_pointwise_large] = 1.2;  // another band's factor does not apply
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(2.149 * nhwc).epsilon(1e-12));
 }
+
+TEST_CASE("models::compute: a LayerNorm at its probed rate for its rows and width, else bytes plus a row cost",
+          "[models]") {
+  ComputeConstants c = bare_constants();
+  c.norm_row_cost = Seconds::ns(1);
+  // Two probed shapes: 65,536 rows of 96 and 65,536 rows of 768 (fp32).
+  c.ln_fwd = {{65536, 96, false, 61e9}, {65536, 768, false, 278e9}};
+  c.ln_bwd = {{65536, 96, false, 20e9}, {65536, 768, false, 118e9}};
+  Op op = memory_op(8 * 65536.0 * 96);  // fp32 in and out: 50 MB, 0.0126 ms at 4,000 GB/s
+  op.rows = 65536;
+  op.channels = 96;
+  // At a probed shape the probed rate: 6,291,456 elements / 61e9 = 0.10314 ms forward, / 20e9 = 0.31457 ms backward.
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.103139).epsilon(1e-5));
+  op.phase = Phase::backward;
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.314573).epsilon(1e-5));
+  // Without the table: bytes plus the row cost, 0.0126 + 65,536 x 1 ns = 0.0781 ms.
+  c.ln_fwd.clear();
+  c.ln_bwd.clear();
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.012583 + 0.065536).epsilon(1e-4));
+}

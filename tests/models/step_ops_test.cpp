@@ -395,3 +395,30 @@ TEST_CASE("models::step_ops: NCHW 1x1 convolutions carry their band, k x k ones 
   s.channels_last = true;
   for (const Op& op : build_cnn_ops(s).micro) CHECK(op.nchw_conv_band == -1);
 }
+
+TEST_CASE("models::step_ops: every LayerNorm carries its rows and width", "[models]") {
+  // GPT-124M-like, batch 2 x 128 tokens: 256 rows of 768 in each block's two LayerNorms, the final one and their
+  // backward ops; ConvNeXt-T's over the channels of each pixel.
+  const StepOps g = build_gpt_ops(gpt(12, 768, 12, 128, 2));
+  int ln_ops = 0;
+  for (const Op& op : g.micro) {
+    if (op.rows <= 0) continue;
+    ++ln_ops;
+    CHECK(op.rows == 256);
+    CHECK(op.channels == 768);
+  }
+  CHECK(ln_ops == 5);  // ln1, ln2 (forward, count 12 each), their shared backward op, lnf forward and backward
+  // ConvNeXt-T at 224, batch 1: a LayerNorm's rows are the pixels of its stage's map, its width the stage's
+  // channels (56x56x96, 28x28x192, 14x14x384, 7x7x768), and the classifier's over the one pooled pixel of 768.
+  const std::map<double, double> pixels_of_width = {{96, 3136}, {192, 784}, {384, 196}, {768, 49}};
+  StepConfig s = cnn("convnext_tiny");
+  s.micro_batch = 1;
+  int cn_ln = 0;
+  for (const Op& op : build_cnn_ops(s).micro) {
+    if (op.rows <= 0) continue;
+    ++cn_ln;
+    REQUIRE(pixels_of_width.count(op.channels) == 1);
+    if (op.rows != 1) CHECK(op.rows == pixels_of_width.at(op.channels));
+  }
+  CHECK(cn_ln > 0);
+}
