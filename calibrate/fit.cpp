@@ -511,7 +511,8 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
   for (std::size_t b = 0; b < c.nchw_transform_passes.size(); ++b)
     if (c.nchw_transform_passes[b] >= 0) j["constants"][kNchwPassKeys[b]] = c.nchw_transform_passes[b];
   for (std::size_t b = 0; b < c.nchw_conv_factor.size(); ++b)
-    if (kNchwConvFactorKeys[b] && c.nchw_conv_factor[b] > 0) j["constants"][kNchwConvFactorKeys[b]] = c.nchw_conv_factor[b];
+    if (kNchwConvFactorKeys[b] && c.nchw_conv_factor[b] > 0)
+      j["constants"][kNchwConvFactorKeys[b]] = c.nchw_conv_factor[b];
   for (std::size_t i = 0; i < c.pool_rate.size(); ++i) j["constants"][kPoolRateKeys[i]] = c.pool_rate[i] / 1e9;
   j["constants"]["conv_stem_flop_efficiency"] = c.conv_stem_flop_efficiency;
   if (c.grouped_conv.rate > 0) {

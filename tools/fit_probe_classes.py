@@ -225,32 +225,23 @@ def main():
             out[f"bmm_{kind}_tflops"] = round(rate, 2)
             stats[f"bmm_{kind}"] = {"shapes": len(pts), "mean_abs_error": round(sum(errs) / len(errs), 4),
                                     "max_abs_error": round(max(errs), 4)}
-    if a.bn:
-        # Channels-last BatchNorm, forward and backward rates (G map elements / s) per probed shape; the model
-        # interpolates them over rows (N x H x W) and channels as it does the per-channel sums.
-        out["bn_nhwc"] = []
-        for line in open(a.bn):
+    # Channels-last BatchNorm and fp32 LayerNorm: forward and backward rates (G elements / s) per probed shape
+    # (rows = N x H x W or tokens, channels), for the model to interpolate as it does the per-channel sums.
+    for key, path, rows_of in (("bn_nhwc", a.bn, lambda r: r["N"] * r["H"] * r["W"]),
+                               ("ln", a.ln, lambda r: r["rows"])):
+        if not path:
+            continue
+        out[key] = []
+        for line in open(path):
             r = json.loads(line)
-            if "N" not in r or r["fwd_ms"] <= 0 or r["bwd_ms"] <= 0:
+            if "C" not in r or r["fwd_ms"] <= 0 or r["bwd_ms"] <= 0:
                 continue
-            rows, n = r["N"] * r["H"] * r["W"], r["N"] * r["H"] * r["W"] * r["C"]
-            out["bn_nhwc"].append({"rows": rows, "channels": r["C"],
-                                   "fwd_gelements_per_s": round(n / (r["fwd_ms"] * 1e6), 3),
-                                   "bwd_gelements_per_s": round(n / (r["bwd_ms"] * 1e6), 3)})
-        stats["bn_nhwc"] = {"samples": len(out["bn_nhwc"])}
-    if a.ln:
-        # fp32 LayerNorm, forward and backward rates (G elements / s) per probed rows x channels, for the model to
-        # interpolate as the BatchNorm samples.
-        out["ln"] = []
-        for line in open(a.ln):
-            r = json.loads(line)
-            if "rows" not in r or r["fwd_ms"] <= 0 or r["bwd_ms"] <= 0:
-                continue
-            n = r["rows"] * r["C"]
-            out["ln"].append({"rows": r["rows"], "channels": r["C"],
-                              "fwd_gelements_per_s": round(n / (r["fwd_ms"] * 1e6), 3),
-                              "bwd_gelements_per_s": round(n / (r["bwd_ms"] * 1e6), 3)})
-        stats["ln"] = {"samples": len(out["ln"])}
+            rows = rows_of(r)
+            n = rows * r["C"]
+            out[key].append({"rows": rows, "channels": r["C"],
+                             "fwd_gelements_per_s": round(n / (r["fwd_ms"] * 1e6), 3),
+                             "bwd_gelements_per_s": round(n / (r["bwd_ms"] * 1e6), 3)})
+        stats[key] = {"samples": len(out[key])}
     out["channel_sum"] = []
     for line in open(a.channel_sum):
         r = json.loads(line)

@@ -19,7 +19,7 @@ import sys
 
 import torch
 
-from torch_kernels import profiled_ms
+from torch_kernels import forward_backward_ms
 
 CHANNELS = [16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048]
 SIDES = [7, 14, 28, 56, 112]
@@ -29,22 +29,7 @@ def time_bn(n, c, h):
     bn = torch.nn.BatchNorm2d(c).cuda().train()
     x = torch.randn(n, c, h, h, device="cuda", dtype=torch.bfloat16).to(memory_format=torch.channels_last)
     x.requires_grad_(True)
-    g = torch.randn_like(x)
-
-    def fwd():
-        return bn(x)
-
-    y = fwd()
-
-    def bwd():
-        torch.autograd.grad(y, (x, bn.weight, bn.bias), g, retain_graph=True)
-
-    for _ in range(3):
-        fwd()
-        bwd()
-    torch.cuda.synchronize()
-    f_ms, f_k = profiled_ms(fwd)
-    b_ms, b_k = profiled_ms(bwd)
+    (f_ms, f_k), (b_ms, b_k) = forward_backward_ms(bn, x)
     return {"N": n, "C": c, "H": h, "W": h, "fwd_ms": f_ms, "bwd_ms": b_ms, "fwd_kernels": f_k, "bwd_kernels": b_k}
 
 

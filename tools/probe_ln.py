@@ -17,7 +17,7 @@ import sys
 
 import torch
 
-from torch_kernels import profiled_ms
+from torch_kernels import forward_backward_ms
 
 CHANNELS = [96, 128, 192, 256, 384, 512, 768, 1024, 1280, 1536, 2048, 2560, 4096]
 ROWS = [4096, 16384, 65536, 262144, 1048576, 4194304]
@@ -26,21 +26,7 @@ ROWS = [4096, 16384, 65536, 262144, 1048576, 4194304]
 def time_ln(rows, c):
     ln = torch.nn.LayerNorm(c).cuda().train()
     x = torch.randn(rows, c, device="cuda", requires_grad=True)
-    g = torch.randn_like(x)
-    y = ln(x)
-
-    def fwd():
-        return ln(x)
-
-    def bwd():
-        torch.autograd.grad(y, (x, ln.weight, ln.bias), g, retain_graph=True)
-
-    for _ in range(3):
-        fwd()
-        bwd()
-    torch.cuda.synchronize()
-    f_ms, f_k = profiled_ms(fwd)
-    b_ms, b_k = profiled_ms(bwd)
+    (f_ms, f_k), (b_ms, b_k) = forward_backward_ms(ln, x)
     return {"rows": rows, "C": c, "fwd_ms": f_ms, "bwd_ms": b_ms, "fwd_kernels": f_k, "bwd_kernels": b_k}
 
 

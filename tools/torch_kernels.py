@@ -46,3 +46,23 @@ def profiled_ms(fn, iters=5):
         ms += k_ms / iters
         kernels += 1 / iters
     return round(ms, 5), round(kernels, 2)
+
+
+def forward_backward_ms(module, x, iters=5):
+    """Kernel time of module(x) and of its backward (gradients of x and of every parameter, for a random output
+    gradient), each (GPU ms, kernels) per call, after three warm-up calls of both."""
+    y = module(x)
+    g = torch.randn_like(y)
+    inputs = (x, *module.parameters())
+
+    def fwd():
+        return module(x)
+
+    def bwd():
+        torch.autograd.grad(y, inputs, g, retain_graph=True)
+
+    for _ in range(3):
+        fwd()
+        bwd()
+    torch.cuda.synchronize()
+    return profiled_ms(fwd, iters), profiled_ms(bwd, iters)

@@ -154,7 +154,8 @@ TEST_CASE("models::swin_ops: residual adds and stochastic depth move every eleme
   double residual = 0, stochastic = 0;
   for (const Op& op : o.micro) {
     const auto ends_with = [&](const std::string& suffix) {
-      return op.name.size() >= suffix.size() && op.name.compare(op.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      return op.name.size() >= suffix.size() &&
+             op.name.compare(op.name.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
     if (ends_with("residual.fwd")) residual += op.bytes.value() * op.count;
     if (ends_with("stochastic_depth.fwd")) stochastic += op.bytes.value() * op.count;
@@ -163,7 +164,8 @@ TEST_CASE("models::swin_ops: residual adds and stochastic depth move every eleme
   CHECK(stochastic == Approx(18063360));
 }
 
-TEST_CASE("models::swin_ops: window attention's batched matmuls are small bmms, aligned only for 8x8 windows", "[models]") {
+TEST_CASE("models::swin_ops: window attention's batched matmuls are small bmms, aligned only for 8x8 windows",
+          "[models]") {
   // Swin V1's 7x7 windows make 49 x 49 products (49 no multiple of 8: cuBLAS's unaligned kernels); V2's 8x8
   // windows make 64 x 64 ones. Head dim 32 in both. Six products per block (q k^T, attn v and four in backward).
   for (const auto& [id, aligned] : {std::pair<std::string, bool>{"swin_t", false}, {"swin_v2_t", true}}) {
