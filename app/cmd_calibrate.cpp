@@ -198,6 +198,10 @@ int run_fit_command(const CalibrateOptions& o) {
       "gpuplan calibrate fit: Levenberg-Marquardt least squares of ln(predicted/measured) step time over the "
       "GPU-bound train records of " + runs_names + " with profile " + o.profile + " (docs/calibration.md#method)";
   fc.compute.as_of = profile->measured_on;
+  // The probed classes' absolute rates are this GPU's: another GPU scales them by its own (compute_model's
+  // rate_scales).
+  fc.compute.reference_copy_bw = dev.copy_bw.value();
+  if (dev.surface.has(Dtype::bf16)) fc.compute.reference_bf16_rate = dev.surface.fits.at(Dtype::bf16).rate.value();
   fc.profile = o.profile;
   fc.runs = runs_names;
   fc.stats = {{"records", res.records.size()}, {"mape_pct", res.mape_pct}, {"iterations", res.iterations}};

@@ -227,6 +227,8 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
     fc.compute.gemm_efficiency = c->number("gemm_efficiency", true, true).value_or(0);
     fc.compute.conv_efficiency = c->number("conv_efficiency", true, true).value_or(0);
     fc.compute.conv_16bit_efficiency = c->non_negative("conv_16bit_efficiency", false).value_or(0);
+    fc.compute.reference_copy_bw = c->non_negative("reference_copy_GBps", false).value_or(0) * 1e9;
+    fc.compute.reference_bf16_rate = c->non_negative("reference_bf16_tflops", false).value_or(0) * 1e12;
     fc.compute.attention_efficiency = c->number("attention_efficiency", true, true).value_or(0);
     fc.compute.memory_efficiency = c->number("memory_efficiency", true, true).value_or(0);
     fc.compute.gpu_per_kernel = Seconds::us(c->number("gpu_per_kernel_us", true, true).value_or(0));
@@ -523,6 +525,8 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
     j["constants"]["grouped_conv_pass_us"] = c.grouped_conv.pass_cost.us();
   }
   if (c.conv_16bit_efficiency > 0) j["constants"]["conv_16bit_efficiency"] = c.conv_16bit_efficiency;
+  if (c.reference_copy_bw > 0) j["constants"]["reference_copy_GBps"] = c.reference_copy_bw / 1e9;
+  if (c.reference_bf16_rate > 0) j["constants"]["reference_bf16_tflops"] = c.reference_bf16_rate / 1e12;
   if (c.roll_rate > 0) j["constants"]["roll_gelements_per_s"] = c.roll_rate / 1e9;
   if (c.elementwise_unrolled_bw > 0) j["constants"]["elementwise_unrolled_GBps"] = c.elementwise_unrolled_bw / 1e9;
   if (c.elementwise_broadcast_bw > 0) j["constants"]["elementwise_broadcast_GBps"] = c.elementwise_broadcast_bw / 1e9;

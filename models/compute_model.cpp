@@ -38,21 +38,34 @@ Seconds mem_time(Bytes b, const DeviceModel& dev, const ComputeConstants& c) {
   return b / (dev.copy_bw * c.memory_efficiency);
 }
 
+}  // namespace
+
+std::pair<double, double> rate_scales(const DeviceModel& dev, const ComputeConstants& c) {
+  const double ms = c.reference_copy_bw > 0 ? dev.copy_bw.value() / c.reference_copy_bw : 1.0;
+  const double fs = c.reference_bf16_rate > 0 && dev.surface.has(Dtype::bf16)
+                        ? large_rate(dev, Dtype::bf16).value() / c.reference_bf16_rate
+                        : 1.0;
+  return {ms, fs};
+}
+
+namespace {
+
 // A memory op's bytes: those on the unrolled, GELU and broadcast paths at their probed rates, the rest at the
 // memory efficiency (a path without a probed rate falls back to it too).
-Seconds elementwise_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c) {
+// `ms`: the device's copy bandwidth over the probing GPU's (rate_scales).
+Seconds elementwise_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c, double ms) {
   double rest = op.bytes.value();
   Seconds t;
   if (c.elementwise_unrolled_bw > 0 && op.unrolled_bytes > 0) {
-    t += Seconds(op.unrolled_bytes / c.elementwise_unrolled_bw);
+    t += Seconds(op.unrolled_bytes / (c.elementwise_unrolled_bw * ms));
     rest -= op.unrolled_bytes;
   }
   if (c.elementwise_gelu_bw > 0 && op.gelu_bytes > 0) {
-    t += Seconds(op.gelu_bytes / c.elementwise_gelu_bw);
+    t += Seconds(op.gelu_bytes / (c.elementwise_gelu_bw * ms));
     rest -= op.gelu_bytes;
   }
   if (c.elementwise_broadcast_bw > 0 && op.broadcast_bytes > 0) {
-    t += Seconds(op.broadcast_bytes / c.elementwise_broadcast_bw);
+    t += Seconds(op.broadcast_bytes / (c.elementwise_broadcast_bw * ms));
     rest -= op.broadcast_bytes;
   }
   return t + mem_time(Bytes(std::max(0.0, rest)), dev, c);
@@ -83,6 +96,9 @@ double channel_sum_rate(const std::vector<ComputeConstants::ChannelSumSample>& s
 
 Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c) {
   Seconds work;
+  // The probed classes' absolute rates were measured on one GPU; on another (a profile derived by datasheet
+  // ratios) memory-bound ones scale with its copy bandwidth and FLOP-bound ones with its large bf16 GEMM rate.
+  const auto [ms, fs] = rate_scales(dev, c);
   switch (op.kind) {
     case OpKind::gemm: {
       const bool conv16 =
@@ -95,7 +111,7 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
       const auto& g = c.grouped_conv;
       if (op.conv && op.group_width > 0 && g.rate > 0) {
         const double w = op.group_width;
-        double t_g = op.flops.value() / (g.rate * w / (w + g.w0));
+        double t_g = op.flops.value() / (g.rate * fs * w / (w + g.w0));
         if ((op.group_width & (op.group_width - 1)) != 0) t_g *= g.odd_factor;
         if (op.group_strided) t_g *= g.stride_factor;
         work = std::max(work, Seconds(Seconds(t_g) + g.pass_cost));
@@ -105,7 +121,7 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
         if (f > 0) work = work * f;
       }
       if (op.small_bmm) {
-        const double r = op.bmm_aligned ? c.bmm_aligned_rate : c.bmm_unaligned_rate;
+        const double r = (op.bmm_aligned ? c.bmm_aligned_rate : c.bmm_unaligned_rate) * fs;
         if (r > 0) work = std::max(work, Seconds(op.flops.value() / r));
       }
       // The 3-channel first convolution in 16-bit (measured so; fp32 / tf32 keep the surface).
@@ -124,36 +140,37 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
       else if (op.transpose && c.transpose_efficiency > 0)
         work = op.bytes / (dev.copy_bw * c.transpose_efficiency);
       else
-        work = elementwise_time(op, dev, c);
+        work = elementwise_time(op, dev, c, ms);
       if (op.nchw && op.channels > 0) {  // NCHW BatchNorm
         const bool fwd = op.phase == Phase::forward;
-        const double rc = fwd ? c.bn_nchw_fwd_rate_per_channel : c.bn_nchw_bwd_rate_per_channel;
-        const double rmax = fwd ? c.bn_nchw_fwd_max_rate : c.bn_nchw_bwd_max_rate;
+        const double rc = (fwd ? c.bn_nchw_fwd_rate_per_channel : c.bn_nchw_bwd_rate_per_channel) * ms;
+        const double rmax = (fwd ? c.bn_nchw_fwd_max_rate : c.bn_nchw_bwd_max_rate) * ms;
         const Seconds plane = fwd ? c.bn_nchw_fwd_plane_cost : c.bn_nchw_bwd_plane_cost;
         if (rc > 0 && rmax > 0)
           work = std::max(work, Seconds(Seconds(op.elements / std::min(op.channels * rc, rmax)) + plane * op.planes));
       } else if (op.bn_elements > 0 && op.channels > 0 && op.elements > 0 &&
                  !(op.phase == Phase::forward ? c.bn_nhwc_fwd : c.bn_nhwc_bwd).empty()) {  // channels-last BatchNorm
         const double r = channel_sum_rate(op.phase == Phase::forward ? c.bn_nhwc_fwd : c.bn_nhwc_bwd,
-                                          op.elements / op.channels, op.channels, false);
+                                          op.elements / op.channels, op.channels, false) * ms;
         if (r > 0) work = std::max(work, Seconds(op.elements / r));
       } else if (op.bn_elements > 0 && c.bn_element_rate > 0) {
-        work = std::max(work, Seconds(op.bn_elements / c.bn_element_rate));
+        work = std::max(work, Seconds(op.bn_elements / (c.bn_element_rate * ms)));
       }
       if (op.channel_sum_rows > 0 && !c.channel_sum.empty()) {
         const double r = channel_sum_rate(c.channel_sum, op.channel_sum_rows, op.channel_sum_channels,
-                                          op.channel_sum_nchw);
+                                          op.channel_sum_nchw) * ms;
         // The probe summed 16-bit gradients; a wider one (fp32 / tf32 training) may be bound by its bytes.
         if (r > 0) work = std::max(mem_time(op.bytes, dev, c), Seconds(op.channel_sum_rows * op.channel_sum_channels / r));
       }
       if (op.pool > 0 && op.pool <= 2) {
-        const double r = c.pool_rate[pool_rate_index(op.pool, op.phase != Phase::forward, op.pool_nchw)];
+        const double r = c.pool_rate[pool_rate_index(op.pool, op.phase != Phase::forward, op.pool_nchw)] * ms;
         if (r > 0) work = Seconds(op.pool_elements / r);
       }
-      if (op.roll_elements > 0 && c.roll_rate > 0) work = std::max(work, Seconds(op.roll_elements / c.roll_rate));
+      if (op.roll_elements > 0 && c.roll_rate > 0)
+        work = std::max(work, Seconds(op.roll_elements / (c.roll_rate * ms)));
       if (const auto& ln = op.phase == Phase::forward ? c.ln_fwd : c.ln_bwd;
           op.rows > 0 && op.channels > 0 && !ln.empty()) {  // a LayerNorm at its probed rate for its shape
-        const double r = channel_sum_rate(ln, op.rows, op.channels, false);
+        const double r = channel_sum_rate(ln, op.rows, op.channels, false) * ms;
         if (r > 0) work = std::max(mem_time(op.bytes, dev, c), Seconds(op.rows * op.channels / r));
       } else {
         work += c.norm_row_cost * op.rows;

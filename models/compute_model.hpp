@@ -21,6 +21,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/gemm_model.hpp"
@@ -91,6 +92,9 @@ struct ComputeConstants {
   // Small batched matmuls (Op::small_bmm), FLOP/s, aligned (every dimension a multiple of 8) and not
   // (tools/probe_bmm.py); 0 = on the GEMM surface.
   double bmm_aligned_rate = 0, bmm_unaligned_rate = 0;
+  // The GPU the classes' absolute rates above and below were measured on: its copy bandwidth (bytes/s) and large
+  // bf16 GEMM rate (FLOP/s), written by `calibrate fit` from its profile; 0 = use the rates as they are.
+  double reference_copy_bw = 0, reference_bf16_rate = 0;
   // Per-channel sums (g.sum(dim=(0, 2, 3))) measured over a grid of shapes; empty = by bytes.
   struct ChannelSumSample {
     double rows = 0, channels = 0;  // N x H x W, C
@@ -170,5 +174,8 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
 // band's measured passes s (of at most 3: weight gradient first, then forward, then input gradient, the order
 // in which the profiles show cuDNN adding them): forward min(max(s - 1, 0), 1), backward min(s, 1) + max(s - 2, 0).
 double op_count(const Op& op, const ComputeConstants& c);
+// The factors the probed classes' absolute rates take on `dev`: (its copy bandwidth, its large bf16 GEMM rate),
+// each over the reference GPU's; 1 where the constants name no reference GPU.
+std::pair<double, double> rate_scales(const DeviceModel& dev, const ComputeConstants& c);
 
 }  // namespace gp

@@ -55,3 +55,23 @@ TEST_CASE("app::profile_cache: `run` prices the H200 with the default constants 
   CHECK(dev->constants_path.substr(dev->constants_path.size() - 13) == "fit-h200.json");
   CHECK(dev->constants.compute.conv_16bit_efficiency > 0);
 }
+
+TEST_CASE("app::profile_cache: a derived GPU scales the H200-probed class rates by its own bandwidth and GEMM rate") {
+  gp::app::Diagnostics cat_diags;
+  const gp::Catalog cat = gp::app::load_catalogs(std::string(GPUPLAN_SOURCE_DIR) + "/catalogs", {}, cat_diags);
+  gp::app::ProfileCache cache(std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles", cat);
+  std::string err;
+  const auto* h200 = cache.get(*gp::Catalog::find(cat.gpus, "h200-sxm"), err);
+  const auto* a100 = cache.get(*gp::Catalog::find(cat.gpus, "a100-sxm-80gb"), err);
+  REQUIRE(h200);
+  REQUIRE(a100);
+  const auto [ms_h200, fs_h200] = gp::rate_scales(h200->device, h200->constants.compute);
+  CHECK(ms_h200 == Approx(1.0));  // the constants were fitted, and the classes probed, on this H200 profile
+  CHECK(fs_h200 == Approx(1.0));
+  const auto [ms_a100, fs_a100] = gp::rate_scales(a100->device, a100->constants.compute);
+  // The A100 profile is derived from the H200's by datasheet ratios (HBM 2.04 against 4.8 TB/s, dense bf16 312
+  // against 989 TFLOP/s): the probed rates shrink by the same ratios.
+  CHECK(ms_a100 == Approx(a100->device.copy_bw.value() / h200->device.copy_bw.value()));
+  CHECK(ms_a100 < 0.5);
+  CHECK(fs_a100 < 0.5);
+}

@@ -75,6 +75,8 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   fc.compute.bmm_aligned_rate = 58.6e12;
   fc.compute.bmm_unaligned_rate = 18e12;
   fc.compute.conv_16bit_efficiency = 0.99;
+  fc.compute.reference_copy_bw = 3873.6e9;
+  fc.compute.reference_bf16_rate = 712.5e12;
   fc.compute.nchw_conv_factor[nchw_pointwise_mid] = 2.149;
   fc.compute.bn_nhwc_fwd = {{401408, 256, false, 240e9}};
   fc.compute.bn_nhwc_bwd = {{401408, 256, false, 300e9}};
@@ -88,6 +90,8 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   CHECK(e->compute.bmm_aligned_rate == Approx(58.6e12));
   CHECK(e->compute.bmm_unaligned_rate == Approx(18e12));
   CHECK(e->compute.conv_16bit_efficiency == Approx(0.99));
+  CHECK(e->compute.reference_copy_bw == Approx(3873.6e9));
+  CHECK(e->compute.reference_bf16_rate == Approx(712.5e12));
   CHECK(e->compute.nchw_conv_factor[nchw_pointwise_mid] == Approx(2.149));
   CHECK(e->compute.nchw_conv_factor[nchw_pointwise_large] == 0);
   REQUIRE(e->compute.bn_nhwc_fwd.size() == 1);

@@ -457,3 +457,31 @@ TEST_CASE("models::compute: a LayerNorm at its probed rate for its rows and widt
   c.ln_bwd.clear();
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.012583 + 0.065536).epsilon(1e-4));
 }
+
+TEST_CASE("models::compute: probed absolute rates scale to another GPU by its copy bandwidth and GEMM rate",
+          "[models]") {
+  // The classes were probed on a GPU with 8,000 GB/s and a large bf16 rate twice the test device's: on the test
+  // device (4,000 GB/s) a memory-bound class takes twice as long, a FLOP-bound one twice as long too.
+  ComputeConstants c = bare_constants();
+  c.elementwise_broadcast_bw = 1600e9;
+  c.bmm_unaligned_rate = 18e12;
+  Op bc = memory_op(160e6);
+  bc.broadcast_bytes = 160e6;  // 0.1 ms at 1,600 GB/s
+  Op bmm = gemm_op({24576.0 * 49, 49, 32});
+  bmm.small_bmm = true;  // 3.777 GFLOP / 18e12 = 0.2098 ms, slower than the surface
+  const double bc_here = op_gpu_time(bc, device(), c).ms(), bmm_here = op_gpu_time(bmm, device(), c).ms();
+  CHECK(bc_here == Approx(0.1));
+  CHECK(bmm_here == Approx(0.20984).epsilon(1e-3));
+  const auto [ms1, fs1] = rate_scales(device(), c);
+  CHECK(ms1 == 1.0);  // no reference GPU named: the rates as they are
+  CHECK(fs1 == 1.0);
+  c.reference_copy_bw = 8000e9;
+  c.reference_bf16_rate = 2 * device().surface.fits.at(Dtype::bf16).rate.value();
+  CHECK(op_gpu_time(bc, device(), c).ms() == Approx(2 * bc_here));
+  CHECK(op_gpu_time(bmm, device(), c).ms() == Approx(2 * bmm_here));
+  // The GPU they were probed on: unchanged.
+  c.reference_copy_bw = device().copy_bw.value();
+  c.reference_bf16_rate = device().surface.fits.at(Dtype::bf16).rate.value();
+  CHECK(op_gpu_time(bc, device(), c).ms() == Approx(bc_here));
+  CHECK(op_gpu_time(bmm, device(), c).ms() == Approx(bmm_here));
+}
