@@ -174,22 +174,24 @@ int run_fit_command(const CalibrateOptions& o) {
   nlohmann::json conv_stats;
   if (!o.conv_probe.empty()) {
     int rows = 0, rounds = 0;
+    bool settled = false;
     double e = 1.0;
     start.conv_16bit_efficiency = e;
-    for (; rounds < 20; ++rounds) {
+    while (!settled && rounds < 20) {
+      ++rounds;
       calibrate::FitConstants probe_fc;
       probe_fc.compute = calibrate::fit_compute_constants(runs, dev, start, false, session_of_run).constants;
       std::vector<std::string> cerr;
       const auto m = calibrate::match_conv_16bit_efficiency(o.conv_probe, dev, probe_fc, cerr, &rows);
       if (!report(cerr) || !m) return kExitBadInput;
-      const bool settled = std::abs(*m - e) < 1e-4;
+      settled = std::abs(*m - e) < 1e-4;
       e = *m;
       start.conv_16bit_efficiency = e;
-      if (settled) break;
     }
-    conv_stats = {{"probe", o.conv_probe}, {"convolutions", rows}, {"conv_16bit_efficiency", e}, {"rounds", rounds + 1}};
-    std::cerr << "bf16 convolution efficiency matched to " << rows << " probed convolutions: " << e << " ("
-              << rounds + 1 << " rounds)\n";
+    conv_stats = {{"probe", o.conv_probe}, {"convolutions", rows}, {"conv_16bit_efficiency", e}, {"rounds", rounds},
+                  {"settled", settled}};
+    std::cerr << "bf16 convolution efficiency matched to " << rows << " probed convolutions: " << e << " (" << rounds
+              << " rounds" << (settled ? "" : ", not settled") << ")\n";
   }
   const auto res = calibrate::fit_compute_constants(runs, dev, start, o.loo, session_of_run);
   calibrate::FitConstants fc;
