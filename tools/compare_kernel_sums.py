@@ -54,7 +54,10 @@ def main():
     errs = []
     print(f"{'profiled step':50} {'kernels ms':>10} {'model GPU ms':>12} {'err%':>7}")
     for r in sorted(out["records"], key=lambda r: r["id"].split("/")[1]):
-        b = r["breakdown_ms"]
+        b = r.get("breakdown_ms")
+        if b is None:  # a generic model (catalog params and FLOPs only) has no per-pass breakdown
+            print(f"{r['id']:50} {r['measured_step_ms']:10.2f} {'-':>12} {'generic':>7}")
+            continue
         gpu = b["gpu_forward"] + b["gpu_backward"] + b["gpu_optimizer"]
         err = 100 * (gpu / r["measured_step_ms"] - 1)
         errs.append(abs(err))

@@ -28,6 +28,10 @@ law, fitted by least squares on ln(time) (Nelder-Mead from two starts) over all 
     t = F / (R w / (w + w0)) x odd^[w not a power of two] x strided^[stride 2] + t0
 w the channels per group, F the FLOPs of the three passes; the model charges a third of F's term and of t0 per
 pass. Group widths that are not powers of two (RegNet's 24, 48, 56) run several times slower.
+With --grouped-busy (tools/probe_conv_layout.py --grouped-only: the GPU busy time of each convolution's three
+passes, the union of its kernels' intervals) the law is fitted on those instead: wall time around each call counts
+the launch gaps of small shapes (the old t0 came to 55 us per pass, which the GPU does not spend in a training
+step, where the CPU runs ahead), and kernel sums count concurrent kernels twice.
 
 torch.roll (tools/probe_roll.py, --roll: Swin's shifted-window rolls on [N, H, W, C] maps, fp32 and bf16): its
 kernel computes a source index per element, and its time follows the elements whatever their width (fp32 and
@@ -47,7 +51,7 @@ and channels, as the per-channel sums.
 
 Usage: python3 tools/fit_probe_classes.py POOL.jsonl CONV_LAYOUT.jsonl CHANNEL_SUM.jsonl [--fit F]
            [--grouped GROUPED.jsonl ...] [--roll ROLL.jsonl] [--elementwise EW.jsonl] [--bmm BMM.jsonl]
-           [--bn BN.jsonl] [--ln LN.jsonl]
+           [--grouped-busy BUSY.jsonl ...] [--bn BN.jsonl] [--bn-fp16 F.jsonl] [--bn-fp32 F.jsonl] [--ln LN.jsonl]
 Prints the constants as JSON (calibrate/profiles/probe-classes-<gpu>.json; `gpuplan calibrate fit --probe-classes`).
 """
 import argparse
@@ -97,6 +101,28 @@ def grouped_points(paths):
             gw = r["c"] // r["groups"]
             flops = 3 * 2.0 * r["n"] * ho * ho * gw * 9 * r["c"]
             pts.append((flops, gw, r["stride"] > 1, r["fwd_ms"] + r["dgrad_ms"] + r["wgrad_ms"]))
+    return pts
+
+
+def grouped_busy_points(paths):
+    """(F of the three passes, group width, strided, GPU busy ms) per grouped convolution of probe_conv_layout.py
+    --grouped-only files (channels-last; shapes repeated across files count once)."""
+    pts, seen = [], set()
+    for path in paths:
+        for line in open(path):
+            r = json.loads(line)
+            if "c_in" not in r or "busy" not in r.get("nhwc", {}) or r["groups"] in (1, r["c_in"]):
+                continue
+            key = (r["batch"], r["c_in"], r["h"], r["w"], r["c_out"], tuple(r["k"]), tuple(r["stride"]), r["groups"])
+            if key in seen:
+                continue
+            seen.add(key)
+            kh, kw = r["k"]
+            ho = (r["h"] + 2 * r["pad"][0] - kh) // r["stride"][0] + 1
+            wo = (r["w"] + 2 * r["pad"][1] - kw) // r["stride"][1] + 1
+            gw = r["c_in"] // r["groups"]
+            flops = 3 * 2.0 * r["batch"] * ho * wo * gw * kh * kw * r["c_out"]
+            pts.append((flops, gw, r["stride"][0] > 1, r["nhwc"]["busy"][0]))
     return pts
 
 
@@ -154,10 +180,14 @@ def main():
     ap.add_argument("--fit", default="calibrate/profiles/fit-h200.json", help="fit file (gemm_surface bf16 rate)")
     ap.add_argument("--grouped", action="append", default=[],
                     help="tools/probe_grouped_conv.py output (grouped convolutions by pass); repeat for several")
+    ap.add_argument("--grouped-busy", action="append", default=[],
+                    help="tools/probe_conv_layout.py --grouped-only output (GPU busy time); replaces --grouped")
     ap.add_argument("--roll", help="tools/probe_roll.py output (torch.roll alone)")
     ap.add_argument("--elementwise", help="tools/probe_elementwise.py output (elementwise kernels by path)")
     ap.add_argument("--bmm", help="tools/probe_bmm.py output (small batched matmuls alone)")
     ap.add_argument("--bn", help="tools/probe_bn.py output (channels-last BatchNorm alone)")
+    ap.add_argument("--bn-fp16", help="tools/probe_bn.py --dtype fp16 output (cuDNN's BatchNorm, fp16 maps)")
+    ap.add_argument("--bn-fp32", help="tools/probe_bn.py --dtype fp32 output (cuDNN's BatchNorm, fp32 maps)")
     ap.add_argument("--ln", help="tools/probe_ln.py output (fp32 LayerNorm alone)")
     a = ap.parse_args()
     rate_bf16 = json.load(open(a.fit))["fit"]["gemm_surface"]["bf16"]["rate_tflops"]
@@ -175,7 +205,7 @@ def main():
     out["conv_stem_flop_efficiency"] = round(e, 5)
     stats["conv_stem"] = {"shapes": len(sp), "mean_abs_error": round(sum(errs) / len(errs), 4),
                           "max_abs_error": round(max(errs), 4), "networks": sorted({n for n, _, _ in sp})}
-    gp = grouped_points(a.grouped)
+    gp = grouped_busy_points(a.grouped_busy) if a.grouped_busy else grouped_points(a.grouped)
     if gp:
         p, sse = fit_grouped(gp)
         out["grouped_conv_tflops"] = round(math.exp(p[0]) / 1e12, 2)
@@ -228,6 +258,8 @@ def main():
     # Channels-last BatchNorm and fp32 LayerNorm: forward and backward rates (G elements / s) per probed shape
     # (rows = N x H x W or tokens, channels), for the model to interpolate as it does the per-channel sums.
     for key, path, rows_of in (("bn_nhwc", a.bn, lambda r: r["N"] * r["H"] * r["W"]),
+                               ("bn_nhwc_fp16", a.bn_fp16, lambda r: r["N"] * r["H"] * r["W"]),
+                               ("bn_nhwc_fp32", a.bn_fp32, lambda r: r["N"] * r["H"] * r["W"]),
                                ("ln", a.ln, lambda r: r["rows"])):
         if not path:
             continue
@@ -252,7 +284,7 @@ def main():
                                    "gelements_per_s": round(rows * r["C"] / (r["ms"] * 1e6), 3)})
     stats["channel_sum"] = {"samples": len(out["channel_sum"])}
     extra = "".join(f", {os.path.basename(x)}"
-                    for x in a.grouped + [p for p in (a.roll, a.elementwise, a.bmm, a.bn, a.ln) if p])
+                    for x in a.grouped + a.grouped_busy + [p for p in (a.roll, a.elementwise, a.bmm, a.bn, a.bn_fp16, a.bn_fp32, a.ln) if p])
     out["source"] = (f"tools/fit_probe_classes.py over {os.path.basename(a.pool)}, "
                      f"{os.path.basename(a.conv_layout)}{extra} and {os.path.basename(a.channel_sum)}, bf16 large-GEMM rate "
                      f"{rate_bf16:.1f} TFLOP/s from the fit")

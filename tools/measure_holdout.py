@@ -15,7 +15,7 @@ step_ms = wall time of `iters` optimizer steps after warm-up, between two torch.
 iters; p10/p50/p90 from CUDA events around each step; peak_mem_gib = torch.cuda.max_memory_allocated() over the
 timed steps; OutOfMemoryError anywhere gives `oom: true`.
 
-usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..8] [--micro-launch] [--only SUBSTRING] [--list]
+usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..9] [--micro-launch] [--only SUBSTRING] [--list]
 """
 import argparse
 import datetime
@@ -270,6 +270,42 @@ CONFIGS8 = held_out_set(8, [
     gpt("gpt-1.3b", 24, 2048, 16, 2048, 6),
     gpt("d768-l12", 12, 768, 12, 2048, 12, precision="tf32"),
     gpt("gpt-760m", 24, 1536, 16, 1024, 12, optimizer="sgd"),
+])
+
+# A ninth held-out set (2026-12-03, before any model change it might inform): torchvision models no run has
+# measured (EfficientNetV2, RegNetX, ResNeXt-101 32x8d, ShuffleNetV2 x2.0, SqueezeNet 1.0, SwinV2-S, VGG-19-BN,
+# MNASNet 1.3, EfficientNet-B5, MaxViT-T, which the catalog carries only as a generic model), fp16 autocast with
+# a GradScaler on vision models and with unfused optimizers, more optimizers on CNNs, and GPTs with 128-wide
+# attention heads; batches where the GPU binds, so that the set tests the GPU side rather than this host's CPU.
+CONFIGS9 = held_out_set(9, [
+    vision("efficientnet_v2_s", 128),
+    vision("efficientnet_v2_m", 64),
+    vision("regnet_x_400mf", 256),
+    vision("regnet_x_16gf", 64),
+    vision("regnet_y_16gf", 64),
+    vision("regnet_y_3_2gf", 128),
+    vision("resnext101_32x8d", 64),
+    vision("shufflenet_v2_x2_0", 256),
+    vision("squeezenet1_0", 256),
+    vision("swin_v2_s", 64),
+    vision("vgg19_bn", 64),
+    vision("mnasnet1_3", 256),
+    vision("efficientnet_b5", 64),
+    vision("maxvit_t", 64),
+    vision("resnet50", 128, precision="fp16"),
+    vision("vit_b_16", 64, precision="fp16", optimizer="adamw-fused"),
+    vision("convnext_tiny", 128, precision="fp16"),
+    vision("resnet50", 128, optimizer="adam"),
+    vision("resnet50", 128, optimizer="sgd"),
+    vision("efficientnet_b0", 256, optimizer="adamw-fused"),
+    vision("mobilenet_v2", 256, optimizer="adamw"),
+    gpt("gpt-124m", 12, 768, 12, 1024, 16, precision="fp16", optimizer="sgd-momentum"),
+    gpt("gpt-350m", 24, 1024, 16, 1024, 8, precision="fp16", optimizer="adamw"),
+    gpt("d1024-l24-h8", 24, 1024, 8, 1024, 16),
+    gpt("d1536-l12-h12", 12, 1536, 12, 2048, 8),
+    gpt("gpt-1.3b", 24, 2048, 16, 1024, 16),
+    gpt("gpt-760m", 24, 1536, 16, 2048, 4, ckpt=True),
+    gpt("gpt-124m", 12, 768, 12, 512, 32, optimizer="sgd"),
 ])
 
 # ------------------------------------------------------------------------------------------------------ model
@@ -529,6 +565,7 @@ def run_vision(c, rec):
     opt = make_optimizer(c["optimizer"], model.parameters())
     x = torch.randn(c["batch"], 3, 224, 224, device="cuda").to(memory_format=fmt)
     y = torch.randint(0, 1000, (c["batch"],), device="cuda")
+    scaler = torch.amp.GradScaler("cuda") if c["precision"] == "fp16" else None  # PyTorch's AMP recipe for fp16
 
     def step():
         with autocast(c["precision"]):
@@ -537,8 +574,13 @@ def run_vision(c, rec):
             # heads (torchvision's reference scripts weight the auxiliary losses; the work is the same).
             outs = [o for o in out if o is not None] if isinstance(out, tuple) else [out]
             loss = sum(F.cross_entropy(o.float(), y) for o in outs)
-        loss.backward()
-        opt.step()
+        if scaler:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
         opt.zero_grad(set_to_none=True)
 
     step_ms, per, extra = time_steps(step, 3, c["iters"])
@@ -607,12 +649,13 @@ def main():
     ap.add_argument("--out", help="JSONL file to write")
     ap.add_argument("--only", default="", help="run only configurations whose id contains this")
     ap.add_argument("--list", action="store_true", help="print the configurations and exit")
-    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6, 7, 8),
-                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS8)")
+    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6, 7, 8, 9),
+                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS9)")
     ap.add_argument("--micro-launch", action="store_true",
                     help="also record the host's eager launch cost (micro/launch) before and after the runs")
     a = ap.parse_args()
-    todo = [c for c in {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5, 6: CONFIGS6, 7: CONFIGS7, 8: CONFIGS8}[a.set] if a.only in c["id"]]
+    todo = [c for c in {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5, 6: CONFIGS6, 7: CONFIGS7, 8: CONFIGS8,
+            9: CONFIGS9}[a.set] if a.only in c["id"]]
     if a.list:
         for c in todo:
             print(json.dumps(describe(c)))

@@ -11,7 +11,13 @@ iterations after warm-up. The model's first convolution (input without gradient)
 Per shape, one JSON line: the convolution (N, C_in, H, W, C_out, k, stride, pad, groups, bias, first), and per
 layout the GPU ms and kernel count per iteration by class: `to_nhwc` (nchwToNhwc), `to_nchw` (nhwcToNchw),
 `conv` (cuDNN / CUTLASS convolution kernels), `other` (bias, casts, fills).
-Usage: python3 tools/probe_conv_layout.py OUT.jsonl [model:batch ...]
+`--grouped-only` probes only grouped convolutions (groups > 1, not depthwise) and records, per layout, `busy`:
+the GPU time during which any kernel ran (the union of the kernels' intervals), since cuDNN runs a grouped
+convolution's per-group kernels concurrently (RegNet: up to 148 kernels per pass), so their sum over-counts,
+while wall time around each call (tools/probe_grouped_conv.py) counts the launch gaps of small shapes.
+`--fp16` times the convolutions in fp16 instead of bf16 (each record then says `"dtype": "fp16"`), and
+`--nhwc-only` skips NCHW (the fp16 run needs channels-last only: it measures fp16 against bf16, not layouts).
+Usage: python3 tools/probe_conv_layout.py [--fp16] [--nhwc-only] [--grouped-only] OUT.jsonl [model:batch ...]
 """
 import json
 import re
@@ -21,7 +27,7 @@ import torch
 import torchvision
 from torch.profiler import ProfilerActivity, profile
 
-from torch_kernels import cuda_kernels
+from torch_kernels import busy_ms, cuda_kernels
 
 DEFAULT = ["vgg16:64", "resnet50:128", "vgg11:128", "resnet18:256", "resnet101:64", "efficientnet_b0:128",
            "mobilenet_v2:128", "convnext_tiny:64", "resnet50:32", "vgg16:16", "resnet34:128", "alexnet:256",
@@ -60,11 +66,14 @@ def conv_shapes(model_name, batch):
     return shapes
 
 
+DTYPE = torch.bfloat16
+
+
 def time_conv(key, channels_last):
     (n, c, h, w), cout, k, s, p, g, bias, first = key
     fmt = torch.channels_last if channels_last else torch.contiguous_format
-    conv = torch.nn.Conv2d(c, cout, k, s, p, groups=g, bias=bias).cuda().to(torch.bfloat16).to(memory_format=fmt)
-    x = torch.randn(n, c, h, w, device="cuda", dtype=torch.bfloat16).to(memory_format=fmt)
+    conv = torch.nn.Conv2d(c, cout, k, s, p, groups=g, bias=bias).cuda().to(DTYPE).to(memory_format=fmt)
+    x = torch.randn(n, c, h, w, device="cuda", dtype=DTYPE).to(memory_format=fmt)
     x.requires_grad_(not first)
     gy = None
 
@@ -88,13 +97,21 @@ def time_conv(key, channels_last):
         cls = classify(name)
         ms, cnt = out.get(cls, (0.0, 0.0))
         out[cls] = (ms + kernel_ms / iters, cnt + 1 / iters)
-    return {k: [round(v[0], 5), round(v[1], 2)] for k, v in sorted(out.items())}
+    res = {k: [round(v[0], 5), round(v[1], 2)] for k, v in sorted(out.items())}
+    res["busy"] = [round(busy_ms(prof) / iters, 5), 0]
+    return res
 
 
 def main():
+    global DTYPE
     torch.backends.cudnn.benchmark = True
-    dst = sys.argv[1]
-    specs = sys.argv[2:] or DEFAULT
+    args = sys.argv[1:]
+    fp16, nhwc_only, grouped_only = "--fp16" in args, "--nhwc-only" in args, "--grouped-only" in args
+    args = [a for a in args if a not in ("--fp16", "--nhwc-only", "--grouped-only")]
+    if fp16:
+        DTYPE = torch.float16
+    dst = args[0]
+    specs = args[1:] or DEFAULT
     done = set()
     with open(dst, "w") as f:
         for spec in specs:
@@ -105,14 +122,16 @@ def main():
                 print(json.dumps({"model": name, "error": repr(e)[:200]}), flush=True)
                 continue
             for key in shapes:
-                if key in done:
+                if key in done or (grouped_only and (key[5] == 1 or key[5] == key[0][1])):
                     continue
                 done.add(key)
                 (n, c, h, w), cout, k, s, p, g, bias, first = key
                 rec = {"model": name, "batch": n, "c_in": c, "h": h, "w": w, "c_out": cout, "k": list(k),
-                       "stride": list(s), "pad": list(p), "groups": g, "bias": bias, "first": first}
+                       "stride": list(s), "pad": list(p), "groups": g, "bias": bias, "first": first,
+                       "dtype": "fp16" if fp16 else "bf16"}
                 try:
-                    rec["nchw"] = time_conv(key, False)
+                    if not nhwc_only:
+                        rec["nchw"] = time_conv(key, False)
                     rec["nhwc"] = time_conv(key, True)
                 except Exception as e:
                     rec["error"] = repr(e)[:200]

@@ -9,7 +9,8 @@ attention, norms, elementwise, layout copies, optimizer, ...). Writes one JSON l
 Used to see which operator classes the compute model misses (docs/calibration.md, "Vision models").
 `aten_ops` lists, per aten operator and input shapes, the calls and self GPU ms per step (the 120 largest);
 `aten_by_name` the same per operator name over all shapes, for every operator that ran kernels itself.
-Usage: python3 tools/profile_vision_kernels.py OUT.jsonl [model:batch[:nchw] ...]
+`:fp16` profiles the step in fp16 autocast with a GradScaler (PyTorch's AMP recipe) instead of bf16.
+Usage: python3 tools/profile_vision_kernels.py OUT.jsonl [model:batch[:nchw][:fp16] ...]
 """
 import json
 import re
@@ -55,12 +56,18 @@ def run(model_name, batch, precision="bf16", channels_last=True):
     opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
     x = torch.randn(batch, 3, 224, 224, device="cuda").to(memory_format=fmt)
     y = torch.randint(0, 1000, (batch,), device="cuda")
+    scaler = torch.amp.GradScaler("cuda") if precision == "fp16" else None
 
     def step():
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with torch.autocast("cuda", dtype=torch.float16 if precision == "fp16" else torch.bfloat16):
             loss = F.cross_entropy(model(x).float(), y)
-        loss.backward()
-        opt.step()
+        if scaler:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
         opt.zero_grad(set_to_none=True)
 
     for _ in range(5):
@@ -124,9 +131,10 @@ def main():
                              "densenet121:128", "resnet34:128", "resnet18:256"]
     with open(out, "w") as f:
         for s in specs:
-            name, b, *fmt = s.split(":")  # model:batch, or model:batch:nchw for PyTorch's default format
+            name, b, *opts = s.split(":")  # model:batch, :nchw for PyTorch's default format, :fp16
             try:
-                rec = run(name, int(b), channels_last=fmt != ["nchw"])
+                rec = run(name, int(b), precision="fp16" if "fp16" in opts else "bf16",
+                          channels_last="nchw" not in opts)
             except Exception as e:  # one failing model must not lose the others
                 rec = {"model": name, "batch": int(b), "error": repr(e)[:300]}
             print(json.dumps({k: rec.get(k) for k in ("model", "batch", "step_ms", "gpu_kernel_ms", "by_class_ms")}),

@@ -26,6 +26,28 @@ def cuda_kernels(prof):
             yield ev.name, dur / 1000
 
 
+def busy_ms(prof):
+    """GPU milliseconds during which at least one kernel of a finished torch.profiler profile ran: the union of
+    the kernels' intervals, so kernels that cuDNN runs concurrently count once and the gaps between them not."""
+    spans = []
+    for ev in prof.events():
+        if ev.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        dur = ev.device_time_total if hasattr(ev, "device_time_total") else ev.cuda_time_total
+        if dur > 0:
+            spans.append((ev.time_range.start, ev.time_range.start + dur))
+    spans.sort()
+    busy, end = 0.0, float("-inf")
+    for s, e in spans:
+        if s > end:
+            busy += e - s
+            end = e
+        elif e > end:
+            busy += e - end
+            end = e
+    return busy / 1000
+
+
 def first_kernel_name(fn, width=120):
     """The name of the first CUDA kernel one call of fn() runs (torch.profiler), cut to `width` characters."""
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
