@@ -36,6 +36,7 @@ struct CalibrateOptions {
   std::string nchw_classes;           // fit: NCHW kernel-class constants carried along (tools/fit_nchw_classes.py)
   std::string probe_classes;          // fit: probe-class constants held fixed (tools/fit_probe_classes.py)
   std::string conv_probe;             // fit: single convolutions (tools/probe_conv_layout.py) for the bf16 conv efficiency
+  std::string conv_probe_fp16;        // fit: the same probe in fp16 (--fp16) for the fp16 conv efficiency
   bool host_cpu_scale = false;        // fit: one CPU speed factor per runs file after the first
   std::string probe;                  // convs: tools/probe_conv_layout.py output
   std::string layout = "nhwc";        // convs: nhwc, nchw or both
@@ -196,6 +197,17 @@ int run_fit_command(const CalibrateOptions& o) {
   const auto res = calibrate::fit_compute_constants(runs, dev, start, o.loo, session_of_run);
   calibrate::FitConstants fc;
   fc.compute = res.constants;
+  // fp16 convolutions (no fitted run trains a CNN in fp16, so the fit does not depend on it): matched once, to
+  // the fp16 probe, with the fitted constants.
+  if (!o.conv_probe_fp16.empty()) {
+    int rows = 0;
+    std::vector<std::string> cerr;
+    const auto m = calibrate::match_conv_16bit_efficiency(o.conv_probe_fp16, dev, fc, cerr, &rows, true);
+    if (!report(cerr) || !m) return kExitBadInput;
+    fc.compute.conv_fp16_efficiency = *m;
+    conv_stats["fp16"] = {{"probe", o.conv_probe_fp16}, {"convolutions", rows}, {"conv_fp16_efficiency", *m}};
+    std::cerr << "fp16 convolution efficiency matched to " << rows << " probed convolutions: " << *m << "\n";
+  }
   fc.compute.source =
       "gpuplan calibrate fit: Levenberg-Marquardt least squares of ln(predicted/measured) step time over the "
       "GPU-bound train records of " + runs_names + " with profile " + o.profile + " (docs/calibration.md#method)";
@@ -285,6 +297,9 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   fit->add_option("--conv-probe", opts->conv_probe,
                   "single convolutions timed alone (tools/probe_conv_layout.py output): the bf16 / fp16 convolution "
                   "efficiency is matched to them, alternating with the fit until it settles, and held fixed");
+  fit->add_option("--conv-probe-fp16", opts->conv_probe_fp16,
+                  "the same probe run in fp16 (tools/probe_conv_layout.py --fp16 --nhwc-only): the fp16 convolution "
+                  "efficiency is matched to it once, after the fit");
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
   fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");

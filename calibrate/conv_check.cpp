@@ -76,6 +76,8 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
     pair_of(j, "k", l.kh, l.kw, where, errors);
     pair_of(j, "stride", l.stride_h, l.stride_w, where, errors);
     pair_of(j, "pad", l.pad_h, l.pad_w, where, errors);
+    const std::string dtype = r.string("dtype", false).value_or("bf16");
+    if (dtype != "bf16" && dtype != "fp16") errors.push_back(where + ":/dtype: expected \"bf16\" or \"fp16\"");
     if (errors.size() != before) continue;
     for (const bool nchw : {false, true}) {
       const std::string name = nchw ? "nchw" : "nhwc";
@@ -83,7 +85,7 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
       if (!j.contains(name)) continue;
       StepConfig step;
       step.micro_batch = batch;
-      step.precision = Precision::bf16;
+      step.precision = dtype == "fp16" ? Precision::fp16 : Precision::bf16;
       step.channels_last = !nchw;
       step.model.family = ModelFamily::cnn;
       const StepOps ops = build_conv_layer_ops(step, l);
@@ -92,6 +94,7 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
       row.batch = batch;
       row.layer = l;
       row.nchw = nchw;
+      row.fp16 = dtype == "fp16";
       row.kind = kind_of(l);
       row.measured_ms = class_ms(j[name], "conv");
       row.measured_transform_ms = class_ms(j[name], "to_nhwc") + class_ms(j[name], "to_nchw");
@@ -110,15 +113,15 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
 
 std::optional<double> match_conv_16bit_efficiency(const std::string& path, const DeviceModel& dev,
                                                   const FitConstants& constants, std::vector<std::string>& errors,
-                                                  int* rows) {
+                                                  int* rows, bool fp16) {
   // Total predicted / measured time over the matched convolutions at efficiency e.
   auto ratio = [&](double e, int* n) {
     FitConstants c = constants;
-    c.compute.conv_16bit_efficiency = e;
+    (fp16 ? c.compute.conv_fp16_efficiency : c.compute.conv_16bit_efficiency) = e;
     double pred = 0, meas = 0;
     int count = 0;
     for (const auto& r : check_convs(path, dev, c, "nhwc", errors)) {
-      if (r.kind != "pointwise" && r.kind != "spatial") continue;
+      if ((r.kind != "pointwise" && r.kind != "spatial") || r.fp16 != fp16) continue;
       pred += r.predicted_ms;
       meas += r.measured_ms;
       ++count;
@@ -130,7 +133,8 @@ std::optional<double> match_conv_16bit_efficiency(const std::string& path, const
   const std::size_t before = errors.size();
   if (ratio(1.0, &n) <= 0 || errors.size() != before) {
     if (errors.size() == before)
-      errors.push_back(path + ": no channels-last pointwise or spatial convolution to match");
+      errors.push_back(path + ": no channels-last pointwise or spatial " + (fp16 ? "fp16" : "bf16") +
+                       " convolution to match");
     return std::nullopt;
   }
   double lo = 0.2, hi = 3.0;  // the predicted time falls as the efficiency rises

@@ -22,6 +22,7 @@ struct ConvCheckRow {
   int batch = 0;
   ConvLayer layer;
   bool nchw = false;       // layout of this row (each probed shape gives one row per layout)
+  bool fp16 = false;       // the probe ran it in fp16 (`"dtype": "fp16"`), else bf16
   double measured_ms = 0;  // cuDNN / CUTLASS convolution kernels per iteration (forward + backward)
   double predicted_ms = 0; // the model's convolution passes (implicit GEMMs or depthwise), kernel overhead included
   double measured_transform_ms = 0, predicted_transform_ms = 0;  // NCHW only: nchwToNhwc + nhwcToNchw
@@ -43,13 +44,14 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
                                       const std::string& layouts, std::vector<std::string>& errors);
 ConvCheckSummary summarize_convs(const std::vector<ConvCheckRow>& rows);
 
-// The bf16 convolution efficiency (ComputeConstants::conv_16bit_efficiency) at which the model's total time over
-// the probe's channels-last pointwise and spatial convolutions (not the first, grouped or depthwise ones, which
-// have classes of their own) equals the measured total, the other constants as given; by bisection on
-// [0.2, 3]. `rows` gets the number of convolutions matched. nullopt when the file yields none (errors say why).
+// The bf16 convolution efficiency (ComputeConstants::conv_16bit_efficiency; with `fp16`, conv_fp16_efficiency)
+// at which the model's total time over the probe's channels-last pointwise and spatial convolutions of that dtype
+// (not the first, grouped or depthwise ones, which have classes of their own) equals the measured total, the
+// other constants as given; by bisection on [0.2, 3]. `rows` gets the number of convolutions matched. nullopt
+// when the file yields none (errors say why).
 std::optional<double> match_conv_16bit_efficiency(const std::string& path, const DeviceModel& dev,
                                                   const FitConstants& constants, std::vector<std::string>& errors,
-                                                  int* rows = nullptr);
+                                                  int* rows = nullptr, bool fp16 = false);
 
 std::string render_conv_table(const std::vector<ConvCheckRow>& rows, const ConvCheckSummary& s);
 nlohmann::json render_conv_json(const std::vector<ConvCheckRow>& rows, const ConvCheckSummary& s);

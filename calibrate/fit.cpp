@@ -227,6 +227,7 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
     fc.compute.gemm_efficiency = c->number("gemm_efficiency", true, true).value_or(0);
     fc.compute.conv_efficiency = c->number("conv_efficiency", true, true).value_or(0);
     fc.compute.conv_16bit_efficiency = c->non_negative("conv_16bit_efficiency", false).value_or(0);
+    fc.compute.conv_fp16_efficiency = c->non_negative("conv_fp16_efficiency", false).value_or(0);
     fc.compute.reference_copy_bw = c->non_negative("reference_copy_GBps", false).value_or(0) * 1e9;
     fc.compute.reference_bf16_rate = c->non_negative("reference_bf16_tflops", false).value_or(0) * 1e12;
     fc.compute.attention_efficiency = c->number("attention_efficiency", true, true).value_or(0);
@@ -310,6 +311,10 @@ void copy_probe_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.channel_sum = from.channel_sum;
   to.bn_nhwc_fwd = from.bn_nhwc_fwd;
   to.bn_nhwc_bwd = from.bn_nhwc_bwd;
+  to.bn_nhwc_fp16_fwd = from.bn_nhwc_fp16_fwd;
+  to.bn_nhwc_fp16_bwd = from.bn_nhwc_fp16_bwd;
+  to.bn_nhwc_fp32_fwd = from.bn_nhwc_fp32_fwd;
+  to.bn_nhwc_fp32_bwd = from.bn_nhwc_fp32_bwd;
   to.ln_fwd = from.ln_fwd;
   to.ln_bwd = from.ln_bwd;
   to.probe_classes_source = from.probe_classes_source;
@@ -430,6 +435,8 @@ void read_probe_classes(FieldReader& r, ComputeConstants& c, bool required) {
     }
   };
   fwd_bwd_samples("bn_nhwc", c.bn_nhwc_fwd, c.bn_nhwc_bwd);
+  fwd_bwd_samples("bn_nhwc_fp16", c.bn_nhwc_fp16_fwd, c.bn_nhwc_fp16_bwd);
+  fwd_bwd_samples("bn_nhwc_fp32", c.bn_nhwc_fp32_fwd, c.bn_nhwc_fp32_bwd);
   fwd_bwd_samples("ln", c.ln_fwd, c.ln_bwd);
   if (!required) c.probe_classes_source = r.string("probe_classes_source", false).value_or("");
 }
@@ -525,6 +532,7 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
     j["constants"]["grouped_conv_pass_us"] = c.grouped_conv.pass_cost.us();
   }
   if (c.conv_16bit_efficiency > 0) j["constants"]["conv_16bit_efficiency"] = c.conv_16bit_efficiency;
+  if (c.conv_fp16_efficiency > 0) j["constants"]["conv_fp16_efficiency"] = c.conv_fp16_efficiency;
   if (c.reference_copy_bw > 0) j["constants"]["reference_copy_GBps"] = c.reference_copy_bw / 1e9;
   if (c.reference_bf16_rate > 0) j["constants"]["reference_bf16_tflops"] = c.reference_bf16_rate / 1e12;
   if (c.roll_rate > 0) j["constants"]["roll_gelements_per_s"] = c.roll_rate / 1e9;
@@ -547,6 +555,8 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
     if (!arr.empty()) j["constants"][key] = arr;
   };
   write_fwd_bwd("bn_nhwc", c.bn_nhwc_fwd, c.bn_nhwc_bwd);
+  write_fwd_bwd("bn_nhwc_fp16", c.bn_nhwc_fp16_fwd, c.bn_nhwc_fp16_bwd);
+  write_fwd_bwd("bn_nhwc_fp32", c.bn_nhwc_fp32_fwd, c.bn_nhwc_fp32_bwd);
   write_fwd_bwd("ln", c.ln_fwd, c.ln_bwd);
   j["constants"]["probe_classes_source"] = c.probe_classes_source;
   j["memory"] = {{"fragmentation", fc.memory.fragmentation},

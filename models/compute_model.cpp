@@ -94,6 +94,20 @@ double channel_sum_rate(const std::vector<ComputeConstants::ChannelSumSample>& s
   return std::exp(v_sum / w_sum);
 }
 
+// The probed channels-last BatchNorm rates for this op's pass and map dtype: bf16 maps run PyTorch's own kernels,
+// fp16 and fp32 ones cuDNN's (at::_batch_norm_impl_index excludes only bf16 from cuDNN), each probed apart; a
+// dtype without its own table falls back to the bf16 one.
+namespace {
+const std::vector<ComputeConstants::ChannelSumSample>& bn_nhwc_table(const Op& op, const ComputeConstants& c) {
+  const bool fwd = op.phase == Phase::forward;
+  const auto& bf16 = fwd ? c.bn_nhwc_fwd : c.bn_nhwc_bwd;
+  const auto& other = op.dtype == Dtype::fp16 ? (fwd ? c.bn_nhwc_fp16_fwd : c.bn_nhwc_fp16_bwd)
+                      : op.dtype == Dtype::bf16 ? bf16
+                                                : (fwd ? c.bn_nhwc_fp32_fwd : c.bn_nhwc_fp32_bwd);
+  return other.empty() ? bf16 : other;
+}
+}  // namespace
+
 Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c) {
   Seconds work;
   // The probed classes' absolute rates were measured on one GPU; on another (a profile derived by datasheet
@@ -103,7 +117,9 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
     case OpKind::gemm: {
       const bool conv16 =
           op.conv && (op.dtype == Dtype::bf16 || op.dtype == Dtype::fp16) && c.conv_16bit_efficiency > 0;
-      double eff = c.gemm_efficiency * (conv16 ? c.conv_16bit_efficiency : op.conv ? c.conv_efficiency : 1.0);
+      const double e16 = op.dtype == Dtype::fp16 && c.conv_fp16_efficiency > 0 ? c.conv_fp16_efficiency
+                                                                                : c.conv_16bit_efficiency;
+      double eff = c.gemm_efficiency * (conv16 ? e16 : op.conv ? c.conv_efficiency : 1.0);
       const Seconds t = dev.surface.has(op.dtype)
                       ? gemm_kernel_time(dev.surface, op.dtype, op.shape)
                       : op.flops / large_rate(dev, op.dtype);
@@ -148,10 +164,9 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
         const Seconds plane = fwd ? c.bn_nchw_fwd_plane_cost : c.bn_nchw_bwd_plane_cost;
         if (rc > 0 && rmax > 0)
           work = std::max(work, Seconds(Seconds(op.elements / std::min(op.channels * rc, rmax)) + plane * op.planes));
-      } else if (op.bn_elements > 0 && op.channels > 0 && op.elements > 0 &&
-                 !(op.phase == Phase::forward ? c.bn_nhwc_fwd : c.bn_nhwc_bwd).empty()) {  // channels-last BatchNorm
-        const double r = channel_sum_rate(op.phase == Phase::forward ? c.bn_nhwc_fwd : c.bn_nhwc_bwd,
-                                          op.elements / op.channels, op.channels, false) * ms;
+      } else if (const auto& bn = bn_nhwc_table(op, c);
+                 op.bn_elements > 0 && op.channels > 0 && op.elements > 0 && !bn.empty()) {  // channels-last BN
+        const double r = channel_sum_rate(bn, op.elements / op.channels, op.channels, false) * ms;
         if (r > 0) work = std::max(work, Seconds(op.elements / r));
       } else if (op.bn_elements > 0 && c.bn_element_rate > 0) {
         work = std::max(work, Seconds(op.bn_elements / (c.bn_element_rate * ms)));

@@ -39,6 +39,9 @@ struct ComputeConstants {
   // The same for bf16 / fp16 convolutions when set (> 0): matched to single convolutions timed alone on the GPU
   // (tools/probe_conv_layout.py; `calibrate fit --conv-probe`), so conv_efficiency is left to fp32 / tf32.
   double conv_16bit_efficiency = 0;
+  // fp16 convolutions apart when set (> 0): cuDNN picks other kernels for fp16 than for bf16 on some shapes
+  // (the same probe in fp16, `calibrate fit --conv-probe-fp16`); 0 = conv_16bit_efficiency.
+  double conv_fp16_efficiency = 0;
   double attention_efficiency = 0.45;  // fused attention FLOP rate / large-GEMM rate of its dtype
   double memory_efficiency = 0.7;      // framework memory-bound kernels: achieved / probe copy bandwidth
   Seconds gpu_per_kernel = Seconds::us(3);         // GPU time per kernel beyond its work (gap, ramp, tail)
@@ -106,6 +109,9 @@ struct ComputeConstants {
   // (tools/probe_bn.py): forward and backward rates in map elements per second, interpolated like the
   // per-channel sums; empty = the pooled bn_element_rate.
   std::vector<ChannelSumSample> bn_nhwc_fwd, bn_nhwc_bwd;
+  // The same probe with fp16 and with fp32 input (tools/probe_bn.py --dtype): PyTorch runs those through cuDNN's
+  // BatchNorm and only bf16 through its own kernels above (at::_batch_norm_impl_index); empty = the bf16 table.
+  std::vector<ChannelSumSample> bn_nhwc_fp16_fwd, bn_nhwc_fp16_bwd, bn_nhwc_fp32_fwd, bn_nhwc_fp32_bwd;
   // fp32 LayerNorm probed alone over a grid of rows and channels (tools/probe_ln.py): forward and backward rates
   // in elements per second, interpolated the same way; empty = bytes plus norm_row_cost per row.
   std::vector<ChannelSumSample> ln_fwd, ln_bwd;

@@ -127,6 +127,21 @@ std::vector<Op> optimizer_ops(OptimizerKind opt, double params, double tensors) 
   return ops;
 }
 
+namespace {
+// fp16 autocast trains with a GradScaler (PyTorch's AMP recipe), which adds per step, as profiled
+// (calibrate/probes/results/fp16-kernels-2026-12-03.jsonl, ResNet-50 b128): one
+// _amp_foreach_non_finite_check_and_unscale_ over every fp32 gradient (read and written in place, 8 B per
+// parameter, multi-tensor launches; fused AdamW runs it too, with scale 1, to find infs), and five one-kernel
+// calls: the loss scaling (mul), the found_inf fill, the scale's reciprocal, the found_inf read back
+// (_local_scalar_dense) and _amp_update_scale_. All are charged to the optimizer phase.
+void add_grad_scaler_ops(StepOps& ops) {
+  const double launches = std::max({1.0, std::ceil(ops.param_tensors / 24.0), std::ceil(ops.params / 20e6)});
+  add_memory(ops.optimizer, "amp.unscale", Phase::optimizer, Bytes(8.0 * ops.params), 1,
+             static_cast<int>(launches));
+  add_memory(ops.optimizer, "amp.bookkeeping", Phase::optimizer, Bytes(0), 5, 1);
+}
+}  // namespace
+
 StepOps build_step_ops(const StepConfig& step) {
   StepOps ops;
   switch (step.model.family) {
@@ -138,7 +153,10 @@ StepOps build_step_ops(const StepConfig& step) {
   }
   if (step.micro_batch < 1 || step.grad_accum < 1)
     ops.not_expressible = "micro_batch and grad_accum must be at least 1";
-  if (ops.not_expressible.empty()) ops.optimizer = optimizer_ops(step.optimizer, ops.params, ops.param_tensors);
+  if (ops.not_expressible.empty()) {
+    ops.optimizer = optimizer_ops(step.optimizer, ops.params, ops.param_tensors);
+    if (step.precision == Precision::fp16) add_grad_scaler_ops(ops);
+  }
   return ops;
 }
 

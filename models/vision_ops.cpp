@@ -403,6 +403,7 @@ class CnnBuilder {
   void mark_bn(Op& op, double n) const {
     op.channels = c_;
     op.elements = n;
+    op.dtype = gemm_dtype(step_.precision);  // the map's dtype picks PyTorch's or cuDNN's BatchNorm
     if (!nchw_) return;
     op.nchw = true;
     op.planes = b_ * c_;

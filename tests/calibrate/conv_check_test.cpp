@@ -181,5 +181,35 @@ TEST_CASE("calibrate fit --conv-probe: the bf16 convolution efficiency is recove
                                                 constants, errors, &rows);
   CHECK_FALSE(none);
   REQUIRE_FALSE(errors.empty());
-  CHECK(errors.back().find("no channels-last pointwise or spatial convolution") != std::string::npos);
+  CHECK(errors.back().find("no channels-last pointwise or spatial bf16 convolution") != std::string::npos);
+}
+
+TEST_CASE("calibrate fit --conv-probe-fp16: the fp16 efficiency from the probe's fp16 rows alone", "[conv_check]") {
+  auto [dev, constants] = h200();
+  constants.compute.conv_16bit_efficiency = 0.9;
+  std::vector<std::string> errors;
+  const std::string shape =
+      R"("c_in": 256, "h": 56, "w": 56, "c_out": 128, "k": [1, 1], "stride": [1, 1], "pad": [0, 0], "groups": 1)";
+  auto line = [&](const char* dtype, double ms) {
+    return R"({"model": "m", "batch": 128, )" + shape + R"(, "bias": false, "first": false, "dtype": ")" + dtype +
+           R"(", "nhwc": {"conv": [)" + std::to_string(ms) + ", 3.0]}}\n";
+  };
+  // The fp16 row's "measured" time is the model's own at fp16 efficiency 1.2; the bf16 row, measured at ten
+  // times its model time, must not move it.
+  FitConstants at = constants;
+  at.compute.conv_fp16_efficiency = 1.2;
+  const auto model = check_convs(write_temp("conv16_draft.jsonl", line("fp16", 1.0)), dev, at, "nhwc", errors);
+  REQUIRE(model.size() == 1);
+  CHECK(model[0].fp16);
+  const std::string probe = line("fp16", model[0].predicted_ms) + line("bf16", 10 * model[0].predicted_ms);
+  int rows = 0;
+  const auto e = match_conv_16bit_efficiency(write_temp("conv16.jsonl", probe), dev, constants, errors, &rows, true);
+  REQUIRE(errors.empty());
+  REQUIRE(e);
+  CHECK(rows == 1);
+  CHECK(*e == Approx(1.2).epsilon(1e-3));
+  // A dtype the probe does not write is one clear line naming file, line and field.
+  check_convs(write_temp("conv16_bad.jsonl", line("fp8", 1.0)), dev, constants, "nhwc", errors);
+  REQUIRE_FALSE(errors.empty());
+  CHECK(errors.back().find("conv16_bad.jsonl:1:/dtype: expected \"bf16\" or \"fp16\"") != std::string::npos);
 }

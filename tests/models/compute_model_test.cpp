@@ -425,6 +425,74 @@ TEST_CASE("models::compute: a channels-last BatchNorm at its probed rate for its
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.570891).epsilon(1e-5));
 }
 
+TEST_CASE("models::compute: fp16 and fp32 BatchNorm take cuDNN's probed tables, bf16 PyTorch's own",
+          "[models]") {
+  ComputeConstants c = bare_constants();
+  // One probed shape per table (ResNet-50's 56x56 stage at batch 128), forward rates in elements per second.
+  c.bn_nhwc_fwd = {{401408, 256, false, 240e9}};
+  c.bn_nhwc_bwd = {{401408, 256, false, 300e9}};
+  c.bn_nhwc_fp16_fwd = {{401408, 256, false, 530e9}};
+  c.bn_nhwc_fp16_bwd = {{401408, 256, false, 380e9}};
+  c.bn_nhwc_fp32_fwd = {{401408, 256, false, 300e9}};
+  c.bn_nhwc_fp32_bwd = {{401408, 256, false, 200e9}};
+  Op op = memory_op(3 * 2 * 401408.0 * 256);  // 617 MB: 0.154 ms at 4,000 GB/s, below every probed time
+  op.elements = 401408.0 * 256;                // 102,760,448 map elements
+  op.channels = 256;
+  op.bn_elements = 3 * op.elements;
+  op.dtype = Dtype::bf16;  // 102,760,448 / 240e9 = 0.42817 ms
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.428169).epsilon(1e-5));
+  op.dtype = Dtype::fp16;  // / 530e9 = 0.19389 ms
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.193888).epsilon(1e-5));
+  op.phase = Phase::backward;  // / 380e9 = 0.27042 ms
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.270422).epsilon(1e-5));
+  op.dtype = Dtype::tf32;  // tf32 and fp32 maps are fp32 tensors: / 200e9 = 0.51380 ms
+  op.bytes = Bytes(5 * 4 * op.elements);  // 2.06 GB: 0.514 ms at 4,000 GB/s, about the probed time
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.513802).epsilon(1e-5));
+  // Without a table of its own a dtype falls back to the bf16 one: / 300e9 = 0.34253 ms, or the bytes if slower.
+  c.bn_nhwc_fp32_bwd.clear();
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(std::max(0.342535, 0.51380)).epsilon(1e-4));
+  op.dtype = Dtype::fp16;
+  op.bytes = Bytes(5 * 2 * op.elements);
+  c.bn_nhwc_fp16_bwd.clear();
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.342535).epsilon(1e-5));
+}
+
+TEST_CASE("models::compute: fp16 convolutions take the fp16 efficiency when set, else the 16-bit one",
+          "[models]") {
+  ComputeConstants c = bare_constants();
+  c.conv_16bit_efficiency = 0.5;
+  Op op = gemm_op({16384, 4096, 8192}, Dtype::fp16);  // compute-bound
+  op.conv = true;
+  const double shared = op_gpu_time(op, device(), c).ms();
+  c.conv_fp16_efficiency = 1.0;  // twice the efficiency: half the time
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(shared / 2).epsilon(1e-9));
+  Op bf = gemm_op({16384, 4096, 8192}, Dtype::bf16);  // a bf16 convolution keeps conv_16bit_efficiency
+  bf.conv = true;
+  const double bf16 = op_gpu_time(bf, device(), c).ms();
+  c.conv_fp16_efficiency = 0;
+  CHECK(op_gpu_time(bf, device(), c).ms() == Approx(bf16).epsilon(1e-12));
+}
+
+TEST_CASE("models::compute: fp16 training pays the GradScaler's unscale pass over the fp32 gradients", "[models]") {
+  const ComputeConstants c = bare_constants();
+  StepConfig s = gpt(12, 768, 1024, 16);
+  const StepOps bf16 = build_step_ops(s);
+  s.precision = Precision::fp16;
+  const StepOps fp16 = build_step_ops(s);
+  const Op* unscale = nullptr;
+  for (const Op& op : fp16.optimizer)
+    if (op.name == "amp.unscale") unscale = &op;
+  REQUIRE(unscale);
+  for (const Op& op : bf16.optimizer) CHECK(op.name.rfind("amp.", 0) != 0);  // no scaler without fp16
+  // 8 bytes per parameter (each fp32 gradient read and written once), and five one-kernel bookkeeping calls.
+  CHECK(unscale->bytes.value() == Approx(8.0 * fp16.params));
+  CHECK(fp16.optimizer.size() == bf16.optimizer.size() + 2);
+  const auto p16 = predict_step_from_ops(fp16, s, device(), c), p = predict_step_from_ops(bf16, s, device(), c);
+  // The optimizer phase grows by the unscale's bytes at 4,000 GB/s (bare constants: no per-kernel time).
+  CHECK(p16.gpu_optimizer.ms() - p.gpu_optimizer.ms() == Approx(8.0 * fp16.params / 4000e9 * 1e3).epsilon(1e-9));
+  CHECK(p16.calls == Approx(p.calls + 6));
+}
+
 TEST_CASE("models::compute: an NCHW 1x1 convolution takes its band's measured kernel-time factor", "[models]") {
   ComputeConstants c = bare_constants();
   Op op = gemm_op({128.0 * 14 * 14, 256, 1024});  // a 1x1 at 14x14 (P = 196: the mid band)
