@@ -149,7 +149,13 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
       work = op.flops * op.work_factor / (large_rate(dev, op.dtype) * c.attention_efficiency);
       break;
     case OpKind::memory:
-      if (op.nchw_band == nchw_spatial_first && c.nchw_transform_first_efficiency > 0)  // 3-channel rows
+      if (const double r = op.channel_copy == Op::ChannelCopy::cat       ? c.channel_cat_bw
+                           : op.channel_copy == Op::ChannelCopy::shuffle ? c.channel_shuffle_bw
+                           : op.channel_copy == Op::ChannelCopy::split   ? c.channel_split_bw
+                                                                         : 0.0;
+          r > 0)
+        work = Seconds(op.bytes.value() / (r * ms));
+      else if (op.nchw_band == nchw_spatial_first && c.nchw_transform_first_efficiency > 0)  // 3-channel rows
         work = op.bytes / (dev.copy_bw * c.nchw_transform_first_efficiency);
       else if (op.nchw && op.transpose && c.nchw_transform_efficiency > 0)  // cuDNN's NCHW<->NHWC transforms
         work = op.bytes / (dev.copy_bw * c.nchw_transform_efficiency);

@@ -87,6 +87,9 @@ struct ComputeConstants {
     Seconds pass_cost;
   } grouped_conv;
   double roll_rate = 0;  // torch.roll, elements per second (tools/probe_roll.py); 0 = by bytes
+  // Copies along the channels of channels-last maps (Op::channel_copy; tools/probe_cat.py), bytes read + written
+  // per second: torch.cat, the channel shuffle, a channel half made contiguous; 0 = by bytes as other copies.
+  double channel_cat_bw = 0, channel_shuffle_bw = 0, channel_split_bw = 0;
   // PyTorch's slower elementwise paths (tools/probe_elementwise.py), bytes (read + written) per second:
   // unrolled_elementwise_kernel (an operand cast inside the kernel) and the generic elementwise_kernel (a
   // broadcast operand). 0 = at the memory efficiency like the vectorised kernels.

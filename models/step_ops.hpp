@@ -80,6 +80,12 @@ struct Op {
   // Of `bytes`, those of an exact (erf) GELU or its backward: vectorised, but bound by its arithmetic below the
   // copy rate (tools/probe_elementwise.py). Timed at its probed rate.
   double gelu_bytes = 0;
+  // A copy along the channels of a channels-last map, which PyTorch runs far below the copy rate because each
+  // pixel's channels move as short runs (tools/probe_cat.py): torch.cat along dim 1 (CatArrayBatchedCopy), the
+  // channel shuffle's transpose(1, 2).contiguous() (the generic strided copy) and a channel half made contiguous.
+  // All its bytes are timed at the probed rate of its kind; none = the other paths.
+  enum class ChannelCopy { none, cat, shuffle, split };
+  ChannelCopy channel_copy = ChannelCopy::none;
   // A batched matmul of many small matrices (torch.bmm in Swin's window attention): cuBLAS runs these far below
   // the GEMM surface, unaligned ones (a dimension not a multiple of 8, as 7x7 windows' 49) slowest. Timed at the
   // probed rate of its kind (tools/probe_bmm.py) when that is slower than the surface.

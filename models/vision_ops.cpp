@@ -88,16 +88,19 @@ class CnnBuilder {
     const double n = size();
     c_ /= 2;
     add_memory(out_.micro, "split.copy", Phase::forward, Bytes(a_ * n), 1);
+    if (!nchw_) out_.micro.back().channel_copy = Op::ChannelCopy::split;
     add_memory(out_.micro, "split.grad_cat", Phase::backward, Bytes(2 * a_ * n), 1);
+    if (!nchw_) out_.micro.back().channel_copy = Op::ChannelCopy::cat;
   }
   // channel_shuffle: view, transpose(1, 2).contiguous(), view: a strided copy, and the same in backward.
   void channel_shuffle() {
     take_unsaved();
     const double n = size();
-    add_memory(out_.micro, "shuffle.fwd", Phase::forward, Bytes(2 * a_ * n), 1);
-    out_.micro.back().transpose = true;
-    add_memory(out_.micro, "shuffle.bwd", Phase::backward, Bytes(2 * a_ * n), 1);
-    out_.micro.back().transpose = true;
+    for (const auto& [name, phase] : {std::pair{"shuffle.fwd", Phase::forward}, {"shuffle.bwd", Phase::backward}}) {
+      add_memory(out_.micro, name, phase, Bytes(2 * a_ * n), 1);
+      out_.micro.back().transpose = true;
+      if (!nchw_) out_.micro.back().channel_copy = Op::ChannelCopy::shuffle;
+    }
   }
   // PyTorch's conv / pool output size: floor or ceil((in + 2 pad - k) / stride) + 1; with ceil_mode the last
   // window must start inside the input or left padding.
@@ -205,6 +208,7 @@ class CnnBuilder {
     c_ = total;
     const double n = size();
     add_memory(out_.micro, "cat.fwd", Phase::forward, Bytes(2 * a_ * n), 1);
+    if (!nchw_) out_.micro.back().channel_copy = Op::ChannelCopy::cat;
     add_memory(out_.micro, "cat.grad_sum", Phase::backward, Bytes(3 * a_ * n), 1, inputs);
     out_.micro.back().engine_accumulate = true;
   }

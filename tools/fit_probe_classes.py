@@ -38,6 +38,11 @@ kernel computes a source index per element, and its time follows the elements wh
 bf16 within 10%), at ~110 G elements/s, a sixth of the copy bandwidth in fp32. Pooled over the shifted shapes:
 r = sum elements / sum t.
 
+Copies along the channels of channels-last maps (tools/probe_cat.py, --cat: torch.cat along dim 1, ShuffleNetV2's
+channel shuffle, a channel half made contiguous, over ShuffleNetV2's, DenseNet's and GoogLeNet's shapes): each
+pixel's channels move as short runs, at 600-1,800 GB/s against ~4,400 for a plain copy. One rate (bytes read +
+written per second, from the shape: 4 B per element of each side in bf16) per kind, pooled: r = sum bytes / sum t.
+
 Elementwise kernels by PyTorch's path (tools/probe_elementwise.py, --elementwise): one rate (bytes read + written
 per second) each for the unrolled kernel (an operand cast inside it), the generic broadcast kernel and the exact
 GELU, pooled over the path's cases at 2^24 elements and more.
@@ -51,7 +56,7 @@ and channels, as the per-channel sums.
 
 Usage: python3 tools/fit_probe_classes.py POOL.jsonl CONV_LAYOUT.jsonl CHANNEL_SUM.jsonl [--fit F]
            [--grouped GROUPED.jsonl ...] [--roll ROLL.jsonl] [--elementwise EW.jsonl] [--bmm BMM.jsonl]
-           [--grouped-busy BUSY.jsonl ...] [--bn BN.jsonl] [--bn-fp16 F.jsonl] [--bn-fp32 F.jsonl] [--ln LN.jsonl]
+           [--grouped-busy BUSY.jsonl ...] [--cat CAT.jsonl] [--bn BN.jsonl] [--bn-fp16 F.jsonl] [--bn-fp32 F.jsonl] [--ln LN.jsonl]
 Prints the constants as JSON (calibrate/profiles/probe-classes-<gpu>.json; `gpuplan calibrate fit --probe-classes`).
 """
 import argparse
@@ -182,6 +187,7 @@ def main():
                     help="tools/probe_grouped_conv.py output (grouped convolutions by pass); repeat for several")
     ap.add_argument("--grouped-busy", action="append", default=[],
                     help="tools/probe_conv_layout.py --grouped-only output (GPU busy time); replaces --grouped")
+    ap.add_argument("--cat", help="tools/probe_cat.py output (channel cat / shuffle / split, channels-last)")
     ap.add_argument("--roll", help="tools/probe_roll.py output (torch.roll alone)")
     ap.add_argument("--elementwise", help="tools/probe_elementwise.py output (elementwise kernels by path)")
     ap.add_argument("--bmm", help="tools/probe_bmm.py output (small batched matmuls alone)")
@@ -225,6 +231,20 @@ def main():
         out["roll_gelements_per_s"] = round(rate, 2)
         stats["roll"] = {"shapes": len(rp), "mean_abs_error": round(sum(errs) / len(errs), 4),
                          "max_abs_error": round(max(errs), 4)}
+    if a.cat:
+        rows = [json.loads(line) for line in open(a.cat)]
+        for kind in ("cat", "shuffle", "split"):
+            pts = []
+            for r in rows:
+                if r.get("op") != kind or r["ms"] <= 0:
+                    continue
+                elems = r["N"] * r["H"] * r["W"] * (sum(r["parts"]) if kind == "cat" else r["C"])
+                pts.append(((2 if kind == "split" else 4) * elems, r["ms"]))  # split moves half the channels
+            rate = sum(b for b, _ in pts) / sum(t for _, t in pts) / 1e6  # GB/s
+            errs = [abs(b / (rate * 1e6) / t - 1) for b, t in pts]
+            out[f"channel_{kind}_GBps"] = round(rate, 1)
+            stats[f"channel_{kind}"] = {"shapes": len(pts), "mean_abs_error": round(sum(errs) / len(errs), 4),
+                                        "max_abs_error": round(max(errs), 4)}
     if a.elementwise:
         # PyTorch's slow elementwise paths, each one rate (GB/s, bytes read + written) pooled over its cases at
         # 2^24 elements and more, where the GPU time dominates the back-to-back calls' launch cost:
@@ -284,7 +304,7 @@ def main():
                                    "gelements_per_s": round(rows * r["C"] / (r["ms"] * 1e6), 3)})
     stats["channel_sum"] = {"samples": len(out["channel_sum"])}
     extra = "".join(f", {os.path.basename(x)}"
-                    for x in a.grouped + a.grouped_busy + [p for p in (a.roll, a.elementwise, a.bmm, a.bn, a.bn_fp16, a.bn_fp32, a.ln) if p])
+                    for x in a.grouped + a.grouped_busy + [p for p in (a.cat, a.roll, a.elementwise, a.bmm, a.bn, a.bn_fp16, a.bn_fp32, a.ln) if p])
     out["source"] = (f"tools/fit_probe_classes.py over {os.path.basename(a.pool)}, "
                      f"{os.path.basename(a.conv_layout)}{extra} and {os.path.basename(a.channel_sum)}, bf16 large-GEMM rate "
                      f"{rate_bf16:.1f} TFLOP/s from the fit")

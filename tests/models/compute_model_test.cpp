@@ -493,6 +493,26 @@ TEST_CASE("models::compute: fp16 training pays the GradScaler's unscale pass ove
   CHECK(p16.calls == Approx(p.calls + 6));
 }
 
+TEST_CASE("models::compute: channel copies of channels-last maps at their probed rates (hand-computed)", "[models]") {
+  ComputeConstants c = bare_constants();
+  c.channel_cat_bw = 1664e9;
+  c.channel_shuffle_bw = 663e9;
+  c.channel_split_bw = 676e9;
+  // ShuffleNetV2 x2.0's stage-2 shuffle at batch 256: 256 x 488 x 14 x 14 bf16, read and written: 97.9 MB.
+  Op op = memory_op(4.0 * 256 * 488 * 14 * 14);
+  op.transpose = true;
+  const double plain = op_gpu_time(op, device(), c).ms();  // 0.0245 ms at 4,000 GB/s
+  CHECK(plain == Approx(4.0 * 256 * 488 * 14 * 14 / 4000e9 * 1e3).epsilon(1e-9));
+  op.channel_copy = Op::ChannelCopy::shuffle;  // 97,943,552 B / 663 GB/s = 0.14773 ms (the probe: 0.157 ms)
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.147728).epsilon(1e-5));
+  op.channel_copy = Op::ChannelCopy::cat;  // / 1,664 GB/s = 0.05886 ms
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.058860).epsilon(1e-5));
+  op.channel_copy = Op::ChannelCopy::split;  // / 676 GB/s = 0.14489 ms
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.144887).epsilon(1e-5));
+  c.channel_split_bw = 0;  // without the probed rate: as before (here the transpose path, at the copy bandwidth)
+  CHECK(op_gpu_time(op, device(), c).ms() == Approx(plain));
+}
+
 TEST_CASE("models::compute: an NCHW 1x1 convolution takes its band's measured kernel-time factor", "[models]") {
   ComputeConstants c = bare_constants();
   Op op = gemm_op({128.0 * 14 * 14, 256, 1024});  // a 1x1 at 14x14 (P = 196: the mid band)

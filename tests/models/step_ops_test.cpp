@@ -396,6 +396,24 @@ TEST_CASE("models::step_ops: NCHW 1x1 convolutions carry their band, k x k ones 
   for (const Op& op : build_cnn_ops(s).micro) CHECK(op.nchw_conv_band == -1);
 }
 
+TEST_CASE("models::step_ops: ShuffleNetV2's channel copies carry their kind in channels-last, none in NCHW",
+          "[models]") {
+  // x1.0 at batch 2: 16 units, each ending in a concat and a shuffle (forward and backward); the 13 stride-1
+  // units split their input (the half made contiguous, and its gradient's concat in backward).
+  StepConfig s = cnn("shufflenet_v2_x1_0");
+  s.micro_batch = 2;
+  std::map<std::string, std::map<Op::ChannelCopy, int>> kinds;
+  for (const Op& op : build_cnn_ops(s).micro) ++kinds[op.name][op.channel_copy];
+  CHECK(kinds["cat.fwd"][Op::ChannelCopy::cat] == 16);
+  CHECK(kinds["shuffle.fwd"][Op::ChannelCopy::shuffle] == 16);
+  CHECK(kinds["shuffle.bwd"][Op::ChannelCopy::shuffle] == 16);
+  CHECK(kinds["split.copy"][Op::ChannelCopy::split] == 13);
+  CHECK(kinds["split.grad_cat"][Op::ChannelCopy::cat] == 13);
+  CHECK(kinds["conv.fwd"][Op::ChannelCopy::none] > 0);
+  s.channels_last = false;  // NCHW: the channels are whole planes, so these are plain copies
+  for (const Op& op : build_cnn_ops(s).micro) CHECK(op.channel_copy == Op::ChannelCopy::none);
+}
+
 TEST_CASE("models::step_ops: every LayerNorm carries its rows and width", "[models]") {
   // GPT-124M-like, batch 2 x 128 tokens: 256 rows of 768 in each block's two LayerNorms, the final one and their
   // backward ops; ConvNeXt-T's over the channels of each pixel.
