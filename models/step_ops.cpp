@@ -19,6 +19,22 @@ Dtype gemm_dtype(Precision p) {
 
 bool is_autocast(Precision p) { return p == Precision::bf16 || p == Precision::fp16; }
 
+void add_small_bmm(std::vector<Op>& ops, std::string name, Phase ph, double batches, double m, double n, double k,
+                   double count, Precision p) {
+  Op op;
+  op.name = std::move(name);
+  op.kind = OpKind::gemm;
+  op.phase = ph;
+  op.dtype = gemm_dtype(p);
+  op.shape = {batches * m, n, k};  // FLOPs and waves of the whole batch; k sets the k-loop efficiency
+  op.flops = gemm_flops(op.shape);
+  op.bytes = Bytes(activation_bytes(p) * batches * (m * k + k * n + m * n));
+  op.count = count;
+  op.small_bmm = true;
+  op.bmm_aligned = std::fmod(m, 8) == 0 && std::fmod(n, 8) == 0 && std::fmod(k, 8) == 0;
+  ops.push_back(op);
+}
+
 void add_memory(std::vector<Op>& ops, std::string name, Phase ph, Bytes bytes, double count, int kernels,
                 bool recompute) {
   Op op;

@@ -169,6 +169,10 @@ struct LinearSpec {
   bool recompute = false;
 };
 void add_linear(std::vector<Op>& ops, const LinearSpec& l, Precision p);
+// One batched matmul of many small products (torch.bmm of `batches` m x k by k x n, Swin's and MaxViT's window
+// attention): a single kernel, timed at the probed small-bmm rate of its alignment (Op::small_bmm).
+void add_small_bmm(std::vector<Op>& ops, std::string name, Phase ph, double batches, double m, double n, double k,
+                   double count, Precision p);
 // A memory-bound op of `bytes` traffic (read + write).
 void add_memory(std::vector<Op>& ops, std::string name, Phase ph, Bytes bytes, double count, int kernels = 1,
                 bool recompute = false);

@@ -85,20 +85,8 @@ class SwinBuilder {
     return out_.micro.back();
   }
   void linear(const LinearSpec& l) { add_linear(out_.micro, l, p_); }
-  // One batched matmul (torch.bmm of `batches` m x k by k x n products): a single kernel.
   void bmm(std::string name, Phase ph, double batches, double m, double n, double k, double count) {
-    Op op;
-    op.name = std::move(name);
-    op.kind = OpKind::gemm;
-    op.phase = ph;
-    op.dtype = gemm_dtype(p_);
-    op.shape = {batches * m, n, k};  // FLOPs and waves of the whole batch; k sets the k-loop efficiency
-    op.flops = gemm_flops(op.shape);
-    op.bytes = Bytes(a_ * batches * (m * k + k * n + m * n));
-    op.count = count;
-    op.small_bmm = true;
-    op.bmm_aligned = std::fmod(m, 8) == 0 && std::fmod(n, 8) == 0 && std::fmod(k, 8) == 0;
-    out_.micro.push_back(op);
+    add_small_bmm(out_.micro, std::move(name), ph, batches, m, n, k, count, p_);
   }
   // LayerNorm over `dim` on `rows` rows whose input elements are `in_bytes` wide: under autocast a 16-bit
   // input is cast to fp32 first (and its gradient back); output fp32 (activation width in fp32 modes).

@@ -289,6 +289,76 @@ class CnnBuilder {
     params_ += c_;
     tensors_ += 1;
   }
+  // MaxViT's PartitionAttentionLayer (torchvision maxvit.py) on the current map, window or grid partition alike
+  // (7 x 7 = 49 tokens a partition): partition copy; LayerNorm (fp32, its 16-bit input cast first); qkv Linear;
+  // k * scale; einsum q k^T as a batched matmul per (partition, head) after copying q to contiguous batches;
+  // + the fp32 relative-position bias (fp32 scores); fp32 softmax, cast to 16 bits; einsum with v (copied);
+  // heads merged (copy); merge Linear; stochastic depth and residual add; then LayerNorm, Linear(C, 4C), GELU,
+  // Linear(4C, C), stochastic depth, residual add; departition copy. Each copy has a backward twin.
+  // `sd`: stochastic depth runs (its probability is 0, no kernels, in the network's very first layer).
+  void partition_attention(int head_dim, bool sd) {
+    const double c = c_, t = b_ * h_ * w_, n = t * c;
+    const double heads = c / head_dim, tokens = 49;
+    const double bc = t / tokens * heads;     // batched (partition, head) products
+    const double e = bc * tokens * tokens;    // attention score elements
+    const double a = a_;
+    const bool ac = is_autocast(step_.precision);
+    auto mem = [&](const std::string& name, Phase ph, double bytes, int kernels = 1, bool transpose = false) {
+      add_memory(out_.micro, "attn." + name, ph, Bytes(bytes), 1, kernels);
+      out_.micro.back().transpose = transpose;
+      return &out_.micro.back();
+    };
+    take_unsaved();
+    mem("partition", Phase::forward, 2 * a * n, 1, true);
+    mem("partition.bwd", Phase::backward, 2 * a * n, 1, true);
+    layer_norm(true);
+    pointwise_linear(static_cast<int>(3 * c), ac);  // to_qkv, bias; saves its 16-bit input
+    c_ = static_cast<int>(c);
+    mem("qkv.grad_cat", Phase::backward, 2 * a * 3 * n);  // chunk's backward: the three gradients concatenated
+    mem("k_scale", Phase::forward, 2 * a * n);
+    mem("k_scale.bwd", Phase::backward, 2 * a * n);
+    mem("q.batch_copy", Phase::forward, 2 * a * n, 1, true)->nested = true;
+    add_small_bmm(out_.micro, "attn.qk.fwd", Phase::forward, bc, tokens, tokens, head_dim, 1, step_.precision);
+    add_small_bmm(out_.micro, "attn.qk.bwd_dq", Phase::backward, bc, tokens, head_dim, tokens, 1, step_.precision);
+    add_small_bmm(out_.micro, "attn.qk.bwd_dk", Phase::backward, bc, head_dim, tokens, tokens, 1, step_.precision);
+    saved_ += 2 * a * n;
+    // The bias: the [(2 x 7 - 1)^2, heads] fp32 table gathered by index, permuted and made contiguous; added to the
+    // 16-bit scores (fp32 out); its gradient summed over batch and partitions, then scattered back into the table.
+    const double tab = heads * tokens * tokens;
+    mem("rel_bias.gather", Phase::forward, 3 * 4 * tab, 2);
+    mem("rel_bias.gather.bwd", Phase::backward, 3 * 4 * tab + 8 * 169 * heads, 4);
+    broadcast_path(*mem("rel_bias.add", Phase::forward, (a + 4) * e));
+    if (ac) mem("rel_bias.add.grad_cast", Phase::backward, 6 * e);
+    mem("rel_bias.grad_sum", Phase::backward, 4 * e)->nested = true;
+    mem("softmax", Phase::forward, 8 * e);
+    mem("softmax.bwd", Phase::backward, 12 * e);
+    saved_ += 4 * e;
+    if (ac) {
+      mem("probs.cast", Phase::forward, 6 * e);
+      mem("probs.cast.bwd", Phase::backward, 6 * e);
+      saved_ += a * e;
+    }
+    mem("v.batch_copy", Phase::forward, 2 * a * n, 1, true)->nested = true;
+    add_small_bmm(out_.micro, "attn.av.fwd", Phase::forward, bc, tokens, head_dim, tokens, 1, step_.precision);
+    add_small_bmm(out_.micro, "attn.av.bwd_dp", Phase::backward, bc, tokens, tokens, head_dim, 1, step_.precision);
+    add_small_bmm(out_.micro, "attn.av.bwd_dv", Phase::backward, bc, tokens, head_dim, tokens, 1, step_.precision);
+    saved_ += a * n;
+    mem("heads.merge", Phase::forward, 2 * a * n, 1, true);
+    mem("heads.merge.bwd", Phase::backward, 2 * a * n, 1, true);
+    pointwise_linear(static_cast<int>(c), false);  // merge
+    params_ += 169 * heads;  // relative_position_bias_table
+    tensors_ += 1;
+    if (sd) stochastic_depth();
+    residual_add();
+    layer_norm(true);
+    pointwise_linear(static_cast<int>(4 * c), ac);
+    act(Act::gelu);
+    pointwise_linear(static_cast<int>(c), false);
+    if (sd) stochastic_depth();
+    residual_add();
+    mem("departition", Phase::forward, 2 * a * n, 1, true);
+    mem("departition.bwd", Phase::backward, 2 * a * n, 1, true);
+  }
   // Adaptive average pool to `hw` x `hw` and flatten (VGG's 7x7 before its classifier).
   void pool_flatten(int hw) {
     take_unsaved();
@@ -311,6 +381,11 @@ class CnnBuilder {
     add_memory(out_.micro, "avgpool.fwd", Phase::forward, Bytes(a_ * n), 1);
     add_memory(out_.micro, "avgpool.bwd", Phase::backward, Bytes(a_ * n), 1);
     linear(classes);
+  }
+  void linear_no_bias(int out) {
+    linear(out);
+    params_ -= out;
+    tensors_ -= 1;
   }
   void linear(int out) {
     take(a_ * b_ * c_);
@@ -959,6 +1034,44 @@ void regnet(CnnBuilder& nb, int depth, double w0, double wa, double wm, int grou
   nb.classifier(1000);
 }
 
+// MaxViT-T (Tu et al. 2022; torchvision maxvit.py): stem (3x3/2 conv, BatchNorm, GELU; 3x3 conv with bias),
+// four blocks of 2, 2, 5, 2 layers (64, 128, 256, 512 channels, head width 32, 7 x 7 partitions). A layer is an
+// MBConv (pre-norm BatchNorm, 1x1 to 4C, BatchNorm, GELU, depthwise 3x3 (stride 2 in a block's first layer),
+// BatchNorm, GELU, squeeze-excitation to C/4, 1x1 with bias; the first layer's shortcut is a 3x3/2 average pool
+// and a 1x1 with bias) then a window and a grid PartitionAttentionLayer. Head: average pool, LayerNorm,
+// Linear(512, 512), Tanh, Linear(512, 1000) without bias. Stochastic depth on every layer but the very first.
+void maxvit(CnnBuilder& nb, int stem, const std::vector<int>& channels, const std::vector<int>& layers, int head_dim) {
+  nb.conv(stem, 3, 2); nb.bn(); nb.act(Act::gelu);
+  nb.conv(stem, 3, 1); nb.bias();
+  bool first_layer = true;
+  for (std::size_t blk = 0; blk < channels.size(); ++blk) {
+    for (int l = 0; l < layers[blk]; ++l) {
+      const int out = channels[blk], mid = 4 * out;
+      const auto in = nb.state();
+      if (l == 0) {  // the shortcut: 3x3/2 average pool, 1x1 with bias
+        nb.pool(false, 3, 2, 1, false);
+        nb.conv(out, 1, 1); nb.bias();
+        nb.restore(in);
+      }
+      nb.bn();  // pre-norm
+      nb.conv(mid, 1, 1); nb.bn(); nb.act(Act::gelu);
+      nb.conv(mid, 3, l == 0 ? 2 : 1, mid); nb.bn(); nb.act(Act::gelu);
+      nb.squeeze_excite(out / 4);
+      nb.conv(out, 1, 1); nb.bias();
+      if (!first_layer) nb.stochastic_depth();
+      nb.residual_add();
+      nb.partition_attention(head_dim, !first_layer);  // window
+      nb.partition_attention(head_dim, !first_layer);  // grid
+      first_layer = false;
+    }
+  }
+  nb.pool_flatten(1);
+  nb.layer_norm(true);
+  nb.linear(channels.back());
+  nb.act(Act::gelu);  // Tanh: an elementwise op of the same traffic
+  nb.linear_no_bias(1000);
+}
+
 using Arch = std::function<void(CnnBuilder&)>;
 
 // torchvision vgg.py cfgs "A", "B", "D", "E": conv widths, 0 = max-pool.
@@ -1019,6 +1132,7 @@ const std::map<std::string, Arch>& architectures() {
       {"efficientnet_b6", [](CnnBuilder& b) { efficientnet(b, 1.8, 2.6); }},
       {"efficientnet_b7", [](CnnBuilder& b) { efficientnet(b, 2.0, 3.1); }},
       // fused, expand, kernel, stride, out, layers (torchvision _efficientnet_conf, efficientnet_v2_*)
+      {"maxvit_t", [](CnnBuilder& b) { maxvit(b, 64, {64, 128, 256, 512}, {2, 2, 5, 2}, 32); }},
       {"efficientnet_v2_s", [](CnnBuilder& b) {
          efficientnet_v2(b, 24, {{true, 1, 3, 1, 24, 2}, {true, 4, 3, 2, 48, 4}, {true, 4, 3, 2, 64, 4},
                                  {false, 4, 3, 2, 128, 6}, {false, 6, 3, 1, 160, 9}, {false, 6, 3, 2, 256, 15}});

@@ -188,7 +188,7 @@ TEST_CASE("calibrate::reference_runs: bad lines name file, line and JSON path", 
 TEST_CASE("calibrate::reference_runs: unknown models become generic, or say why not", "[calibrate]") {
   std::vector<std::string> errors;
   const auto r = parse_runs(
-      {R"({"id":"x","kind":"train","data":"synthetic-on-gpu","model":"maxvit_t","batch":8,"params":2.8e7,"fwd_flops_per_sample":8e8})",
+      {R"({"id":"x","kind":"train","data":"synthetic-on-gpu","model":"coatnet_0","batch":8,"params":2.8e7,"fwd_flops_per_sample":8e8})",
        R"({"id":"y","kind":"train","data":"synthetic-on-gpu","model":"mystery","batch":8})"},
       "runs.jsonl", errors);
   REQUIRE(errors.empty());

@@ -89,7 +89,7 @@ TEST_CASE("models::step_ops: torchvision structures match published parameters a
                        Row{"efficientnet_v2_s", 21458488, 5.699791744},
                        Row{"efficientnet_v2_m", 54139356, 10.724414400},
                        Row{"efficientnet_v2_l", 118515272, 24.462377088}, Row{"googlenet", 13004888, 2.996752384},
-                       Row{"inception_v3", 27161264, 5.675842240}}) {
+                       Row{"inception_v3", 27161264, 5.675842240}, Row{"maxvit_t", 30919624, 11.116093440}}) {
     INFO(r.id);
     const StepOps o = build_cnn_ops(cnn(r.id));
     CHECK(o.params == Approx(r.params).epsilon(0.001));
