@@ -222,8 +222,18 @@ class SwinBuilder {
       // qkv bias cloned with its k third zeroed; F.normalize(q), F.normalize(k): norm (fp32), clamp, div
       // (fp32 out) and autocast's cast back to 16 bits for the matmul.
       mem(pre + "qkv_bias_clone", Phase::forward, 3 * 4 * 3 * c, L, 2);
-      mem(pre + "qk_normalize", Phase::forward, 2 * (a + a + 4 + (ac_ ? 6 : 0)) * np * c, L, ac_ ? 8 : 6);
-      mem(pre + "qk_normalize.bwd", Phase::backward, 2 * (3 * a + 12) * np * c, L, 10);
+      // x / norm.expand_as(x) reads the norm through a stride-0 view: PyTorch's broadcast path. Its backward,
+      // per tensor (the profile of SwinV2-S b64, holdout9-kernels-2026-12-03.jsonl: ten kernels each): the cast's
+      // gradient up to fp32; g / n (broadcast); for n's gradient -g x / n^2: n * n (broadcast), g * x (an fp32 and a
+      // 16-bit operand: unrolled), the division and the negation, summed back over the expanded width; the
+      // norm's own backward x / norm times its gradient (two broadcast kernels); the two gradients of x added.
+      const double m = np * c;
+      Op& nf = mem(pre + "qk_normalize", Phase::forward, 2 * (a + a + 4 + (ac_ ? 6 : 0)) * m, L, ac_ ? 8 : 6);
+      nf.broadcast_bytes = 2 * (a + 4) * m;
+      Op& nb = mem(pre + "qk_normalize.bwd", Phase::backward, 2 * ((ac_ ? 6 : 0) + 42 + 24 + a + 8 + a) * m, L,
+                   ac_ ? 20 : 18);
+      nb.broadcast_bytes = 2 * (24 + a) * m;
+      nb.unrolled_bytes = 2 * (8 + a) * m;
       saved_ += 2 * 4 * np * c * L;
       params_ += heads * L;  // logit_scale
       tensors_ += L;

@@ -182,3 +182,26 @@ TEST_CASE("models::swin_ops: window attention's batched matmuls are small bmms, 
     CHECK(bmms == 42);
   }
 }
+
+TEST_CASE("models::swin_ops: SwinV2's q / k normalisation reads its norm on the broadcast path (hand-computed)",
+          "[models]") {
+  // SwinV2-T at 224, batch 1, bf16, 8 x 8 windows over maps padded to a multiple of 8: q (and k) elements per
+  // block 56^2 x 96 = 301,056 (2 blocks), 32^2 x 192 = 196,608 (2), 16^2 x 384 = 98,304 (6), 8^2 x 768 = 49,152
+  // (2): 1,683,456 in all. Per element of q and of k, forward: x / norm (2 + 4 bytes, broadcast); backward: 24 + 2
+  // bytes broadcast (g / n, n * n, x / norm, its gradient's product), 8 + 2 unrolled (g * x), 84 in all.
+  const StepOps o = build_step_ops(swin("swin_v2_t"));
+  double fwd_bcast = 0, bwd_bcast = 0, bwd_unrolled = 0, bwd = 0;
+  for (const Op& op : o.micro) {
+    if (op.name.size() >= 12 && op.name.compare(op.name.size() - 12, 12, "qk_normalize") == 0)
+      fwd_bcast += op.broadcast_bytes * op.count;
+    if (op.name.size() >= 16 && op.name.compare(op.name.size() - 16, 16, "qk_normalize.bwd") == 0) {
+      bwd_bcast += op.broadcast_bytes * op.count;
+      bwd_unrolled += op.unrolled_bytes * op.count;
+      bwd += op.bytes.value() * op.count;
+    }
+  }
+  CHECK(fwd_bcast == Approx(2 * 6 * 1683456.0));
+  CHECK(bwd_bcast == Approx(2 * 26 * 1683456.0));
+  CHECK(bwd_unrolled == Approx(2 * 10 * 1683456.0));
+  CHECK(bwd == Approx(2 * 84 * 1683456.0));
+}
