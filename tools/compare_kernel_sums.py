@@ -33,7 +33,8 @@ def main():
                 continue
             cl = r.get("channels_last", True)
             name = os.path.basename(path).split("-2026")[0]
-            recs.append({"id": f"{name}/{r['model']}-b{r['batch']}-{'cl' if cl else 'nchw'}", "kind": "train",
+            prec = "" if r["precision"] == "bf16" else "-" + r["precision"]
+            recs.append({"id": f"{name}/{r['model']}-b{r['batch']}-{'cl' if cl else 'nchw'}{prec}", "kind": "train",
                          "model": r["model"], "batch": r["batch"], "grad_accum": 1, "precision": r["precision"],
                          "optimizer": "sgd-momentum", "channels_last": cl, "cudnn_benchmark": True,
                          "data": "synthetic-on-gpu", "step_ms": r["gpu_kernel_ms"], "device": r.get("device", "")})
