@@ -64,6 +64,7 @@ std::optional<std::string> step_from_input(const nlohmann::json& in, StepConfig&
   step.activation_checkpointing = get_or<bool>(in, "activation_checkpointing", false);
   step.cuda_graphs = get_or<bool>(in, "cuda_graphs", false);
   step.channels_last = get_or<bool>(in, "channels_last", true);
+  step.logits_kept = get_or<bool>(in, "logits_kept", true);
   ModelSpec& m = step.model;
   m.id = model;
   m.params = get_or<double>(in, "params", 0);

@@ -26,6 +26,10 @@ struct StepConfig {
   bool activation_checkpointing = false;
   bool cuda_graphs = false;
   bool channels_last = true;    // CNNs
+  // The training loop holds the model's output (the logits) until backward is done, as nanoGPT's
+  // `logits, loss = model(x, y)` and Hugging Face's `outputs` do, and as the reference runs' peak memory shows;
+  // false when the forward returns only the loss.
+  bool logits_kept = true;
 };
 
 // How the job is split over GPUs.

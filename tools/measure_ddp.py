@@ -56,7 +56,8 @@ def config(size, batch, seq, precision, gpus, bucket_cap_mb, iters):
 def describe(c):
     rec = {"id": c["id"], "kind": "train"}
     rec.update({k: v for k, v in c.items() if k not in ("id", "iters")})
-    rec.update(vocab=mh.VOCAB, attention="sdpa-causal", tied_embeddings=True, data="synthetic-on-gpu")
+    rec.update(vocab=mh.VOCAB, attention="sdpa-causal", tied_embeddings=True, logits_kept=False,
+               data="synthetic-on-gpu")
     return rec
 
 

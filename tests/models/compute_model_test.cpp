@@ -143,6 +143,21 @@ TEST_CASE("models::memory: AdamW training holds 16 bytes per parameter plus acti
   CHECK(m.peak_allocated.value() > 16 * P);
 }
 
+TEST_CASE("models::memory: logits the loop keeps through backward add one logits tensor to the peak", "[models]") {
+  // GPT-124M-like at batch 8 x 1,024 tokens in bf16: the logits are 8,192 x 50,304 16-bit values, 824,180,736
+  // bytes. Kept by the loop (the default, as the reference runs' peaks show), they are alive at the start of
+  // backward with the activations and the loss's fp32 buffers; returned only through the loss, they are not.
+  StepConfig s = gpt(12, 768, 1024, 8);
+  s.model.dims.vocab = 50304;
+  const StepOps ops = build_step_ops(s);
+  const auto kept = predict_memory_from_ops(ops, s, {}, Bytes::gb(141), Bytes::gib(0.5));
+  s.logits_kept = false;
+  const auto dropped = predict_memory_from_ops(ops, s, {}, Bytes::gb(141), Bytes::gib(0.5));
+  CHECK(std::string(kept.peak_at) == "start of backward");
+  CHECK((kept.peak_device - dropped.peak_device).value() == Approx(2.0 * 8192 * 50304));
+  CHECK(dropped.outputs_alive.value() == 0);
+}
+
 TEST_CASE("models::memory: activations scale with batch; checkpointing and ZeRO shrink memory", "[models]") {
   StepConfig s = gpt(24, 2048, 1024, 8);
   const auto base = predict_memory_from_ops(build_step_ops(s), s, {}, Bytes::gb(141), Bytes::gib(0.5));
