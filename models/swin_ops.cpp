@@ -230,7 +230,9 @@ class SwinBuilder {
       const double m = np * c;
       Op& nf = mem(pre + "qk_normalize", Phase::forward, 2 * (a + a + 4 + (ac_ ? 6 : 0)) * m, L, ac_ ? 8 : 6);
       nf.broadcast_bytes = 2 * (a + 4) * m;
-      Op& nb = mem(pre + "qk_normalize.bwd", Phase::backward, 2 * ((ac_ ? 6 : 0) + 42 + 24 + a + 8 + a) * m, L,
+      // Bytes per element of each tensor: the cast 6; plain 36 (the division by n^2 12, the negation 8, the sum 4,
+      // the add 12); broadcast 24 + a (g / n 8, n * n 4, x / norm a + 4, times its gradient 8); unrolled 8 + a.
+      Op& nb = mem(pre + "qk_normalize.bwd", Phase::backward, 2 * ((ac_ ? 6 : 0) + 36 + 24 + a + 8 + a) * m, L,
                    ac_ ? 20 : 18);
       nb.broadcast_bytes = 2 * (24 + a) * m;
       nb.unrolled_bytes = 2 * (8 + a) * m;

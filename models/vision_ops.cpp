@@ -382,17 +382,12 @@ class CnnBuilder {
     add_memory(out_.micro, "avgpool.bwd", Phase::backward, Bytes(a_ * n), 1);
     linear(classes);
   }
-  void linear_no_bias(int out) {
-    linear(out);
-    params_ -= out;
-    tensors_ -= 1;
-  }
-  void linear(int out) {
+  void linear(int out, bool bias = true) {
     take(a_ * b_ * c_);
     add_linear(out_.micro, {"fc", static_cast<double>(b_), static_cast<double>(c_), static_cast<double>(out), 1,
-                            true, false, true, false}, step_.precision);
-    params_ += static_cast<double>(c_) * out + out;
-    tensors_ += 2;
+                            bias, false, true, false}, step_.precision);
+    params_ += static_cast<double>(c_) * out + (bias ? out : 0);
+    tensors_ += bias ? 2 : 1;
     c_ = out;
     h_ = w_ = 1;
   }
@@ -1069,7 +1064,7 @@ void maxvit(CnnBuilder& nb, int stem, const std::vector<int>& channels, const st
   nb.layer_norm(true);
   nb.linear(channels.back());
   nb.act(Act::gelu);  // Tanh: an elementwise op of the same traffic
-  nb.linear_no_bias(1000);
+  nb.linear(1000, false);
 }
 
 using Arch = std::function<void(CnnBuilder&)>;
@@ -1131,8 +1126,8 @@ const std::map<std::string, Arch>& architectures() {
       {"efficientnet_b5", [](CnnBuilder& b) { efficientnet(b, 1.6, 2.2); }},
       {"efficientnet_b6", [](CnnBuilder& b) { efficientnet(b, 1.8, 2.6); }},
       {"efficientnet_b7", [](CnnBuilder& b) { efficientnet(b, 2.0, 3.1); }},
-      // fused, expand, kernel, stride, out, layers (torchvision _efficientnet_conf, efficientnet_v2_*)
       {"maxvit_t", [](CnnBuilder& b) { maxvit(b, 64, {64, 128, 256, 512}, {2, 2, 5, 2}, 32); }},
+      // fused, expand, kernel, stride, out, layers (torchvision _efficientnet_conf, efficientnet_v2_*)
       {"efficientnet_v2_s", [](CnnBuilder& b) {
          efficientnet_v2(b, 24, {{true, 1, 3, 1, 24, 2}, {true, 4, 3, 2, 48, 4}, {true, 4, 3, 2, 64, 4},
                                  {false, 4, 3, 2, 128, 6}, {false, 6, 3, 1, 160, 9}, {false, 6, 3, 2, 256, 15}});
