@@ -244,6 +244,7 @@ struct Parser {
     job.step.cuda_graphs = r.boolean("cuda_graphs", false).value_or(false);
     job.step.activation_checkpointing = r.boolean("activation_checkpointing", false).value_or(false);
     job.step.channels_last = r.boolean("channels_last", false).value_or(true);
+    job.step.logits_kept = r.boolean("logits_kept", false).value_or(true);
     if (const json* n = r.object("nccl", false)) {
       ObjectReader nr(n, file, r.path("nccl"), diags);
       auto a = nr.choice("algorithm", false, {"auto", "ring", "tree", "hierarchical"}).value_or("auto");

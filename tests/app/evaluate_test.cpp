@@ -27,6 +27,30 @@ TEST_CASE("app::evaluate: a precision the GPU cannot compute in is not predicted
   CHECK(out[1].result.fits);
 }
 
+TEST_CASE("app::evaluate: logits the loop keeps cost one logits tensor of peak memory") {
+  gp::app::Diagnostics cat_diags, diags;
+  const gp::Catalog cat = gp::app::load_catalogs(std::string(GPUPLAN_SOURCE_DIR) + "/catalogs", {}, cat_diags);
+  auto scenario = [&](bool kept) {
+    return gp::app::load_scenario_text(
+        std::string(R"({"name": "g", "workload": {"model": "gpt-124m", "micro_batch": 8, "seq": 1024,
+            "steps": 100, "precision": "bf16"}, "software": {"logits_kept": )") + (kept ? "true" : "false") +
+            R"(}, "cluster": {"gpu": "h200-sxm", "gpus_per_node": 1, "intra_node": "nvlink4-h100"},
+            "pricing": {"price_per_gpu_hour": 3.0}})",
+        "g.json", cat, diags);
+  };
+  auto kept = scenario(true), dropped = scenario(false);
+  INFO(diags.render());
+  REQUIRE(kept);
+  REQUIRE(dropped);
+  gp::app::EvaluateOptions o;
+  o.profiles_dir = std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles";
+  const auto a = gp::app::evaluate(*kept, cat, o), b = gp::app::evaluate(*dropped, cat, o);
+  REQUIRE(a.size() == 1);
+  REQUIRE(b.size() == 1);
+  // 8 x 1,024 tokens x 50,304 bf16 logits = 824,180,736 bytes, at the start of backward where this step peaks.
+  CHECK(a[0].result.memory_per_gpu.value() - b[0].result.memory_per_gpu.value() == Approx(2.0 * 8192 * 50304));
+}
+
 TEST_CASE("app::evaluate: an NCHW BatchNorm network is slower and told to use channels_last") {
   gp::app::Diagnostics cat_diags, diags;
   const gp::Catalog cat = gp::app::load_catalogs(std::string(GPUPLAN_SOURCE_DIR) + "/catalogs", {}, cat_diags);
