@@ -96,8 +96,11 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   add_linear(ops, {"fc", N, d, ff, L, true, ac, true, rc}, p);
   add_memory(ops, "gelu.fwd", Phase::forward, Bytes(2 * a * N * ff), L, 1, rc);
   gelu_path(ops.back());
-  add_linear(ops, {"proj2", N, ff, d, L, true, false, true, rc}, p);
-  add_memory(ops, "residual2.fwd", Phase::forward, Bytes((8 + a) * N * d), L, 1, rc);
+  // Checkpointing recomputes a block only until every tensor its backward saved is back (PyTorch's
+  // non-reentrant checkpoint stops early by default): the last saved one is proj2's input, the GELU output, so
+  // proj2 and the residual add after it are not run again.
+  add_linear(ops, {"proj2", N, ff, d, L, true, false, true, false}, p);
+  add_memory(ops, "residual2.fwd", Phase::forward, Bytes((8 + a) * N * d), L, 1, false);
   if (a < 4) unrolled_path(ops.back());
   // --- backward (linear backward ops were added by add_linear)
   // Flash backward recomputes QK^T and runs dV, dP, dQ, dK: 2.5x the forward FLOPs; 3 kernels.
