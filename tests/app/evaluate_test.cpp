@@ -27,55 +27,45 @@ TEST_CASE("app::evaluate: a precision the GPU cannot compute in is not predicted
   CHECK(out[1].result.fits);
 }
 
-TEST_CASE("app::evaluate: logits the loop keeps cost one logits tensor of peak memory") {
+namespace {
+
+// The one configuration of a scenario on one H200 with the given workload and software objects (JSON text).
+gp::JobResult evaluate_one_h200(const std::string& workload, const std::string& software) {
   gp::app::Diagnostics cat_diags, diags;
   const gp::Catalog cat = gp::app::load_catalogs(std::string(GPUPLAN_SOURCE_DIR) + "/catalogs", {}, cat_diags);
-  auto scenario = [&](bool kept) {
-    return gp::app::load_scenario_text(
-        std::string(R"({"name": "g", "workload": {"model": "gpt-124m", "micro_batch": 8, "seq": 1024,
-            "steps": 100, "precision": "bf16"}, "software": {"logits_kept": )") + (kept ? "true" : "false") +
-            R"(}, "cluster": {"gpu": "h200-sxm", "gpus_per_node": 1, "intra_node": "nvlink4-h100"},
-            "pricing": {"price_per_gpu_hour": 3.0}})",
-        "g.json", cat, diags);
-  };
-  auto kept = scenario(true), dropped = scenario(false);
+  auto sc = gp::app::load_scenario_text(
+      R"({"name": "t", "workload": )" + workload + R"(, "software": )" + software +
+          R"(, "cluster": {"gpu": "h200-sxm", "gpus_per_node": 1, "intra_node": "nvlink4-h100"},
+          "pricing": {"price_per_gpu_hour": 3.0}})",
+      "t.json", cat, diags);
   INFO(diags.render());
-  REQUIRE(kept);
-  REQUIRE(dropped);
+  REQUIRE(sc);
   gp::app::EvaluateOptions o;
   o.profiles_dir = std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles";
-  const auto a = gp::app::evaluate(*kept, cat, o), b = gp::app::evaluate(*dropped, cat, o);
-  REQUIRE(a.size() == 1);
-  REQUIRE(b.size() == 1);
+  const auto out = gp::app::evaluate(*sc, cat, o);
+  REQUIRE(out.size() == 1);
+  return out[0].result;
+}
+
+}  // namespace
+
+TEST_CASE("app::evaluate: logits the loop keeps cost one logits tensor of peak memory") {
+  const std::string gpt = R"({"model": "gpt-124m", "micro_batch": 8, "seq": 1024, "steps": 100, "precision": "bf16"})";
+  const auto kept = evaluate_one_h200(gpt, R"({"logits_kept": true})");
+  const auto dropped = evaluate_one_h200(gpt, R"({"logits_kept": false})");
   // 8 x 1,024 tokens x 50,304 bf16 logits = 824,180,736 bytes, at the start of backward where this step peaks.
-  CHECK(a[0].result.memory_per_gpu.value() - b[0].result.memory_per_gpu.value() == Approx(2.0 * 8192 * 50304));
+  CHECK(kept.memory_per_gpu.value() - dropped.memory_per_gpu.value() == Approx(2.0 * 8192 * 50304));
 }
 
 TEST_CASE("app::evaluate: an NCHW BatchNorm network is slower and told to use channels_last") {
-  gp::app::Diagnostics cat_diags, diags;
-  const gp::Catalog cat = gp::app::load_catalogs(std::string(GPUPLAN_SOURCE_DIR) + "/catalogs", {}, cat_diags);
-  auto scenario = [&](bool channels_last) {
-    return gp::app::load_scenario_text(
-        std::string(R"({"name": "r50", "workload": {"model": "resnet50", "micro_batch": 128, "steps": 100,
-            "precision": "bf16"}, "software": {"channels_last": )") + (channels_last ? "true" : "false") +
-            R"(}, "cluster": {"gpu": "h200-sxm", "gpus_per_node": 1, "intra_node": "nvlink4-h100"},
-            "pricing": {"price_per_gpu_hour": 3.0}})",
-        "r50.json", cat, diags);
-  };
-  auto nhwc = scenario(true), nchw = scenario(false);
-  INFO(diags.render());
-  REQUIRE(nhwc);
-  REQUIRE(nchw);
-  gp::app::EvaluateOptions o;
-  o.profiles_dir = std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles";
-  const auto a = gp::app::evaluate(*nhwc, cat, o), b = gp::app::evaluate(*nchw, cat, o);
-  REQUIRE(a.size() == 1);
-  REQUIRE(b.size() == 1);
+  const std::string r50 = R"({"model": "resnet50", "micro_batch": 128, "steps": 100, "precision": "bf16"})";
+  const auto a = evaluate_one_h200(r50, R"({"channels_last": true})");
+  const auto b = evaluate_one_h200(r50, R"({"channels_last": false})");
   // Measured on the H200 (calibrate/probes/results/h200-holdout4-2026-12-03.jsonl): 55.5 ms NCHW against
   // 29.4-30.6 ms channels-last for this step.
-  CHECK(b[0].result.step_time.value() > 1.5 * a[0].result.step_time.value());
+  CHECK(b.step_time.value() > 1.5 * a.step_time.value());
   bool told = false;
-  for (const auto& s : b[0].result.advice) told = told || s.find("channels_last") != std::string::npos;
+  for (const auto& s : b.advice) told = told || s.find("channels_last") != std::string::npos;
   CHECK(told);
-  for (const auto& s : a[0].result.advice) CHECK(s.find("channels_last") == std::string::npos);
+  for (const auto& s : a.advice) CHECK(s.find("channels_last") == std::string::npos);
 }
