@@ -117,6 +117,14 @@ double optimizer_state_bytes_per_param(OptimizerKind opt) {
   return 8.0;
 }
 
+namespace {
+// multi_tensor_apply (the foreach optimizers, fused AdamW, the GradScaler's unscale): one launch per ~24 tensors or
+// per ~20M elements, whichever needs more, and at least one.
+int multi_tensor_launches(double params, double tensors) {
+  return static_cast<int>(std::max({1.0, std::ceil(tensors / 24.0), std::ceil(params / 20e6)}));
+}
+}  // namespace
+
 // Bytes moved per parameter and number of multi-tensor launches, from the update each optimizer runs:
 // fused AdamW reads p, g, m, v and writes p, m, v (28 B); foreach SGD-momentum runs buf*=mu, buf+=g,
 // p+=-lr*buf (32 B); plain SGD p+=-lr*g (12 B). Foreach (unfused, PyTorch's default on CUDA) AdamW, as
@@ -133,13 +141,11 @@ std::vector<Op> optimizer_ops(OptimizerKind opt, double params, double tensors) 
     case OptimizerKind::sgd_momentum: bytes_per_param = 32; list_ops = 3; break;
     case OptimizerKind::sgd: bytes_per_param = 12; list_ops = 1; break;
   }
-  // multi_tensor_apply: one launch per ~24 tensors or per ~20M elements, whichever needs more.
-  const double launches = std::max(std::ceil(tensors / 24.0), std::ceil(params / 20e6));
   // bytes_per_param is the whole update, spread over its list_ops passes: each pass is one op of
   // bytes_per_param / list_ops per parameter (count multiplies the op's bytes as well as its launches).
   std::vector<Op> ops;
   add_memory(ops, "optimizer.update", Phase::optimizer, Bytes(bytes_per_param / list_ops * params), list_ops,
-             static_cast<int>(std::max(1.0, launches)));
+             multi_tensor_launches(params, tensors));
   return ops;
 }
 
@@ -151,9 +157,8 @@ namespace {
 // calls: the loss scaling (mul), the found_inf fill, the scale's reciprocal, the found_inf read back
 // (_local_scalar_dense) and _amp_update_scale_. All are charged to the optimizer phase.
 void add_grad_scaler_ops(StepOps& ops) {
-  const double launches = std::max({1.0, std::ceil(ops.param_tensors / 24.0), std::ceil(ops.params / 20e6)});
   add_memory(ops.optimizer, "amp.unscale", Phase::optimizer, Bytes(8.0 * ops.params), 1,
-             static_cast<int>(launches));
+             multi_tensor_launches(ops.params, ops.param_tensors));
   add_memory(ops.optimizer, "amp.bookkeeping", Phase::optimizer, Bytes(0), 5, 1);
 }
 }  // namespace

@@ -185,6 +185,19 @@ TEST_CASE("calibrate::reference_runs: bad lines name file, line and JSON path", 
   CHECK(r.size() == 1);
 }
 
+TEST_CASE("calibrate::reference_runs: a record's logits_kept reaches the step, kept unless it says false",
+          "[calibrate]") {
+  std::vector<std::string> errors;
+  const std::string gpt = R"("kind":"train","data":"synthetic-on-gpu","model":"gpt","batch":2,"layers":2,)"
+                          R"("d_model":128,"heads":2,"seq":64)";
+  const auto r = parse_runs({"{\"id\":\"a\"," + gpt + "}", "{\"id\":\"b\"," + gpt + ",\"logits_kept\":false}"},
+                            "runs.jsonl", errors);
+  REQUIRE(errors.empty());
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].step.logits_kept);
+  CHECK_FALSE(r[1].step.logits_kept);
+}
+
 TEST_CASE("calibrate::reference_runs: unknown models become generic, or say why not", "[calibrate]") {
   std::vector<std::string> errors;
   const auto r = parse_runs(

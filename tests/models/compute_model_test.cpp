@@ -506,6 +506,10 @@ TEST_CASE("models::compute: fp16 training pays the GradScaler's unscale pass ove
   for (const Op& op : bf16.optimizer) CHECK(op.name.rfind("amp.", 0) != 0);  // no scaler without fp16
   // 8 bytes per parameter (each fp32 gradient read and written once), and five one-kernel bookkeeping calls.
   CHECK(unscale->bytes.value() == Approx(8.0 * fp16.params));
+  // Multi-tensor launches, as the optimizer's: 12 x 12 + 4 = 148 tensors need ceil(148 / 24) = 7, and the
+  // 124,475,904 parameters ceil(124.5M / 20M) = 7.
+  CHECK(fp16.param_tensors == 148);
+  CHECK(unscale->kernels == 7);
   CHECK(fp16.optimizer.size() == bf16.optimizer.size() + 2);
   const auto p16 = predict_step_from_ops(fp16, s, device(), c), p = predict_step_from_ops(bf16, s, device(), c);
   // The optimizer phase grows by the unscale's bytes at 4,000 GB/s (bare constants: no per-kernel time).

@@ -414,6 +414,22 @@ TEST_CASE("models::step_ops: ShuffleNetV2's channel copies carry their kind in c
   for (const Op& op : build_cnn_ops(s).micro) CHECK(op.channel_copy == Op::ChannelCopy::none);
 }
 
+TEST_CASE("models::step_ops: a CNN's BatchNorms carry the map's dtype, which picks their probed table", "[models]") {
+  const std::pair<Precision, Dtype> cases[] = {{Precision::bf16, Dtype::bf16}, {Precision::fp16, Dtype::fp16},
+                                               {Precision::tf32, Dtype::tf32}, {Precision::fp32, Dtype::fp32}};
+  for (const auto& [precision, dtype] : cases) {
+    StepConfig s = cnn("resnet50");
+    s.precision = precision;
+    int bns = 0;
+    for (const Op& op : build_cnn_ops(s).micro) {
+      if (op.bn_elements <= 0) continue;
+      ++bns;
+      CHECK(op.dtype == dtype);
+    }
+    CHECK(bns == 2 * 53);  // ResNet-50's 53 BatchNorms, forward and backward
+  }
+}
+
 TEST_CASE("models::step_ops: every LayerNorm carries its rows and width", "[models]") {
   // GPT-124M-like, batch 2 x 128 tokens: 256 rows of 768 in each block's two LayerNorms, the final one and their
   // backward ops; ConvNeXt-T's over the channels of each pixel.
