@@ -100,7 +100,7 @@ TEST_CASE("app::trend: straggler cost grows with rank count", "[scenario]") {
   }
 }
 
-TEST_CASE("app::evaluate: same scenario and seed, same result; parts add up to time to train") {
+TEST_CASE("app::evaluate: same scenario and seed, same result, parts add up to time to train") {
   Loaded l = load("resnet50-dataloader-workers.json");
   const auto a = gp::app::evaluate(l.sc, l.cat, options());
   const auto b = gp::app::evaluate(l.sc, l.cat, options());

@@ -72,7 +72,7 @@ TEST_CASE("build_conv_layer_ops: a 3x3 convolution's passes, by hand", "[conv_ch
   CHECK(!find(ops, "conv.bias_add"));
 }
 
-TEST_CASE("build_conv_layer_ops: the first convolution has no input gradient; stride and bias", "[conv_check]") {
+TEST_CASE("build_conv_layer_ops: the first convolution has no input gradient, stride and bias", "[conv_check]") {
   ConvLayer l;
   l.c_in = 3; l.h = 224; l.w = 224; l.c_out = 64; l.kh = l.kw = 7; l.stride_h = l.stride_w = 2;
   l.pad_h = l.pad_w = 3; l.first = true; l.bias = true;

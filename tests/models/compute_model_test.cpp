@@ -163,7 +163,7 @@ TEST_CASE("models::memory: logits the loop keeps through backward add one logits
   CHECK(dropped.outputs_alive.value() == 0);
 }
 
-TEST_CASE("models::memory: activations scale with batch; checkpointing and ZeRO shrink memory", "[models]") {
+TEST_CASE("models::memory: activations scale with batch, checkpointing and ZeRO shrink memory", "[models]") {
   StepConfig s = gpt(24, 2048, 1024, 8);
   const auto base = predict_memory_from_ops(build_step_ops(s), s, {}, Bytes::gb(141), Bytes::gib(0.5));
   StepConfig s2 = s;

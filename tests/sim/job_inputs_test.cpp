@@ -87,7 +87,7 @@ TEST_CASE("sim::job_inputs: DDP gradients in 25 MiB buckets: ceil(4e9 / 26,214,4
   CHECK(in.comm.grad_buckets.back() < in.comm.grad_buckets.front());  // the remainder bucket is smaller
 }
 
-TEST_CASE("sim::job_inputs: compute split by tp x pp and micro-batches; CPU issue in proportion") {
+TEST_CASE("sim::job_inputs: compute split by tp x pp and micro-batches, CPU issue in proportion") {
   gp::JobConfig j = generic_job();
   j.parallel.tp = 2;
   j.parallel.pp = 2;
@@ -176,7 +176,7 @@ TEST_CASE("sim::job_inputs: failure rate and start-up from their parts") {
   CHECK(make_job_events(j, profile(), constants(), Seconds(1)).failures_per_hour == Approx(0.02 + 2.0 / 24));
 }
 
-TEST_CASE("sim::job_inputs: FSDP gathers per transformer layer; tensor parallelism all-reduces inside layers") {
+TEST_CASE("sim::job_inputs: FSDP gathers per transformer layer, tensor parallelism all-reduces inside layers") {
   gp::JobConfig j = generic_job();
   j.step.model.family = gp::ModelFamily::gpt;
   j.step.model.dims.layers = 12;

@@ -46,7 +46,7 @@ TEST_CASE("sim::step: launch-bound phase lasts the CPU issue time") {
   CHECK(r.gpu_busy.ms() == Approx(35).epsilon(1e-9));
 }
 
-TEST_CASE("sim::step: num_workers=0 loads the next batch while the GPU runs this one; the copy waits for both") {
+TEST_CASE("sim::step: num_workers=0 loads the next batch while the GPU runs this one, the copy waits for both") {
   // GPU 10 + 20 + 5 ms; the CPU issues forward in 2 ms and backward in 3 ms, then is free to load (CUDA runs
   // the kernels asynchronously). The synchronous pageable copy (1 GB at 100 GB/s: 10 ms) waits for the GPU.
   StepSimInput in = one_rank(10, 20, 5);
@@ -101,7 +101,7 @@ TEST_CASE("sim::step: workers sharing too few cores set the pace (processor shar
   }
 }
 
-TEST_CASE("sim::step: DDP buckets overlap backward; without overlap they are all exposed") {
+TEST_CASE("sim::step: DDP buckets overlap backward, without overlap they are all exposed") {
   StepSimInput in = one_rank(10, 40, 5);
   in.cluster.ranks = 2;
   in.cluster.ranks_per_node = 2;
@@ -146,7 +146,7 @@ TEST_CASE("sim::step: pipeline 1F1B bubble is (stages-1) slots of forward+backwa
   CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(7 * 30).epsilon(1e-9));
 }
 
-TEST_CASE("sim::step: parts add up to the step time; same seed, same result") {
+TEST_CASE("sim::step: parts add up to the step time, same seed, same result") {
   StepSimInput in = one_rank(10, 30, 4);
   in.compute.step_cv = 0.05;
   in.cluster.ranks = 16;
