@@ -24,7 +24,6 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -90,16 +89,8 @@ def build_step(c):
     opt = mh.make_optimizer(c["optimizer"], model.parameters())
     x = torch.randn(c["batch"], 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
     y = torch.randint(0, 1000, (c["batch"],), device="cuda")
-
-    def step():
-        with mh.autocast(c["precision"]):
-            loss = F.cross_entropy(model(x).float(), y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
     rec["image_hw"] = [224, 224]
-    return step, rec
+    return mh.vision_step(model, opt, x, y, c["precision"]), rec
 
 
 def counts(step):

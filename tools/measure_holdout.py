@@ -15,7 +15,7 @@ step_ms = wall time of `iters` optimizer steps after warm-up, between two torch.
 iters; p10/p50/p90 from CUDA events around each step; peak_mem_gib = torch.cuda.max_memory_allocated() over the
 timed steps; OutOfMemoryError anywhere gives `oom: true`.
 
-usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..9] [--micro-launch] [--only SUBSTRING] [--list]
+usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..10] [--micro-launch] [--only SUBSTRING] [--list]
 """
 import argparse
 import datetime
@@ -308,6 +308,38 @@ CONFIGS9 = held_out_set(9, [
     gpt("gpt-124m", 12, 768, 12, 512, 32, optimizer="sgd"),
 ])
 
+# A tenth held-out set (2026-12-03, new session, before any model change it might inform): vision steps in the
+# reference runs' fp32 precisions (TF32 allowed, and strict fp32) on models whose fp32 steps no run has measured,
+# reference-like bf16 configurations at other batch sizes, and GPTs with CUDA graphs, fp32 and plain SGD.
+CONFIGS10 = held_out_set(10, [
+    vision("resnet101", 64, precision="tf32"),
+    vision("resnet34", 256, precision="tf32"),
+    vision("efficientnet_b1", 64, precision="tf32"),
+    vision("mobilenet_v2", 128, precision="tf32"),
+    vision("regnet_y_800mf", 128, precision="tf32"),
+    vision("convnext_small", 64, precision="tf32"),
+    vision("vit_b_32", 128, precision="tf32"),
+    vision("swin_t", 64, precision="tf32"),
+    vision("densenet169", 64, precision="tf32"),
+    vision("mnasnet1_0", 128, precision="tf32"),
+    vision("vgg16", 64, precision="tf32"),
+    vision("resnet18", 128, precision="fp32"),
+    vision("vit_b_32", 64, precision="fp32"),
+    vision("efficientnet_b0", 64, precision="fp32"),
+    vision("mobilenet_v3_small", 256, precision="fp32"),
+    vision("resnet50", 192),
+    vision("vit_b_16", 96, optimizer="adamw-fused"),
+    vision("efficientnet_b0", 192),
+    vision("mobilenet_v3_large", 192),
+    vision("resnet152", 128, precision="tf32", optimizer="adamw-fused"),
+    gpt("gpt-350m", 24, 1024, 16, 512, 8, graphs=False, iters=20),
+    gpt("gpt-350m", 24, 1024, 16, 512, 8, graphs=True, iters=20),
+    gpt("gpt-124m", 12, 768, 12, 2048, 8, precision="tf32", optimizer="sgd-momentum"),
+    gpt("d1024-l12", 12, 1024, 16, 1024, 4, precision="fp32"),
+    gpt("gpt-760m", 24, 1536, 16, 512, 16, optimizer="sgd"),
+    gpt("gpt-1.3b", 24, 2048, 16, 2048, 4, ckpt=True),
+])
+
 # ------------------------------------------------------------------------------------------------------ model
 
 class Block(nn.Module):
@@ -555,20 +587,13 @@ def vision_flops(model_fn):
     return int(fc.get_total_flops()), n_params(m)
 
 
-def run_vision(c, rec):
-    import torchvision
-    fn = getattr(torchvision.models, c["model"])
-    rec["fwd_flops_per_sample"], rec["params"] = vision_flops(lambda: fn(weights=None))
-    torch.backends.cudnn.benchmark = c["cudnn_benchmark"]
-    fmt = torch.channels_last if c["channels_last"] else torch.contiguous_format
-    model = fn(weights=None).cuda().to(memory_format=fmt).train()
-    opt = make_optimizer(c["optimizer"], model.parameters())
-    x = torch.randn(c["batch"], 3, 224, 224, device="cuda").to(memory_format=fmt)
-    y = torch.randint(0, 1000, (c["batch"],), device="cuda")
-    scaler = torch.amp.GradScaler("cuda") if c["precision"] == "fp16" else None  # PyTorch's AMP recipe for fp16
+def vision_step(model, opt, x, y, precision):
+    """One optimizer step of a torchvision classifier on (x, y): autocast for bf16 / fp16 (fp16 with a
+    GradScaler, PyTorch's AMP recipe), fp32 tensors otherwise (set_precision_flags decides TF32)."""
+    scaler = torch.amp.GradScaler("cuda") if precision == "fp16" else None
 
     def step():
-        with autocast(c["precision"]):
+        with autocast(precision):
             out = model(x)
             # GoogLeNet and Inception v3 return their auxiliary heads' logits too in training mode: train all
             # heads (torchvision's reference scripts weight the auxiliary losses; the work is the same).
@@ -583,6 +608,20 @@ def run_vision(c, rec):
             opt.step()
         opt.zero_grad(set_to_none=True)
 
+    return step
+
+
+def run_vision(c, rec):
+    import torchvision
+    fn = getattr(torchvision.models, c["model"])
+    rec["fwd_flops_per_sample"], rec["params"] = vision_flops(lambda: fn(weights=None))
+    torch.backends.cudnn.benchmark = c["cudnn_benchmark"]
+    fmt = torch.channels_last if c["channels_last"] else torch.contiguous_format
+    model = fn(weights=None).cuda().to(memory_format=fmt).train()
+    opt = make_optimizer(c["optimizer"], model.parameters())
+    x = torch.randn(c["batch"], 3, 224, 224, device="cuda").to(memory_format=fmt)
+    y = torch.randint(0, 1000, (c["batch"],), device="cuda")
+    step = vision_step(model, opt, x, y, c["precision"])
     step_ms, per, extra = time_steps(step, 3, c["iters"])
     rec.update(step_fields(step_ms, per, c["iters"]))
     rec.update(extra)
@@ -651,13 +690,13 @@ def main():
     ap.add_argument("--out", help="JSONL file to write")
     ap.add_argument("--only", default="", help="run only configurations whose id contains this")
     ap.add_argument("--list", action="store_true", help="print the configurations and exit")
-    ap.add_argument("--set", type=int, default=1, choices=(1, 2, 3, 4, 5, 6, 7, 8, 9),
-                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS9)")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 11)),
+                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS10)")
     ap.add_argument("--micro-launch", action="store_true",
                     help="also record the host's eager launch cost (micro/launch) before and after the runs")
     a = ap.parse_args()
     todo = [c for c in {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5, 6: CONFIGS6, 7: CONFIGS7, 8: CONFIGS8,
-            9: CONFIGS9}[a.set] if a.only in c["id"]]
+            9: CONFIGS9, 10: CONFIGS10}[a.set] if a.only in c["id"]]
     if a.list:
         for c in todo:
             print(json.dumps(describe(c)))

@@ -9,8 +9,10 @@ attention, norms, elementwise, layout copies, optimizer, ...). Writes one JSON l
 Used to see which operator classes the compute model misses (docs/calibration.md, "Vision models").
 `aten_ops` lists, per aten operator and input shapes, the calls and self GPU ms per step (the 120 largest);
 `aten_by_name` the same per operator name over all shapes, for every operator that ran kernels itself.
-`:fp16` profiles the step in fp16 autocast with a GradScaler (PyTorch's AMP recipe) instead of bf16.
-Usage: python3 tools/profile_vision_kernels.py OUT.jsonl [model:batch[:nchw][:fp16] ...]
+`:fp16` profiles the step in fp16 autocast with a GradScaler (PyTorch's AMP recipe) instead of bf16; `:tf32` and
+`:fp32` in fp32 tensors with TF32 matmuls and convolutions allowed or not (the reference runs' precisions).
+The step is tools/measure_holdout.py's (`vision_step`).
+Usage: python3 tools/profile_vision_kernels.py OUT.jsonl [model:batch[:nchw][:fp16|:tf32|:fp32] ...]
 """
 import json
 import re
@@ -18,10 +20,10 @@ import sys
 import time
 
 import torch
-import torch.nn.functional as F
 import torchvision
 from torch.profiler import ProfilerActivity, profile
 
+import measure_holdout as mh
 from torch_kernels import cuda_kernels
 
 CLASSES = [
@@ -49,26 +51,13 @@ def classify(name):
 
 def run(model_name, batch, precision="bf16", channels_last=True):
     torch.backends.cudnn.benchmark = True
-    torch.backends.cuda.matmul.allow_tf32 = True
-    torch.backends.cudnn.allow_tf32 = True
+    mh.set_precision_flags(precision)
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     model = getattr(torchvision.models, model_name)(weights=None).cuda().to(memory_format=fmt).train()
     opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
     x = torch.randn(batch, 3, 224, 224, device="cuda").to(memory_format=fmt)
     y = torch.randint(0, 1000, (batch,), device="cuda")
-    scaler = torch.amp.GradScaler("cuda") if precision == "fp16" else None
-
-    def step():
-        with torch.autocast("cuda", dtype=torch.float16 if precision == "fp16" else torch.bfloat16):
-            loss = F.cross_entropy(model(x).float(), y)
-        if scaler:
-            scaler.scale(loss).backward()
-            scaler.step(opt)
-            scaler.update()
-        else:
-            loss.backward()
-            opt.step()
-        opt.zero_grad(set_to_none=True)
+    step = mh.vision_step(model, opt, x, y, precision)  # the held-out runs' step
 
     for _ in range(5):
         step()
@@ -131,10 +120,10 @@ def main():
                              "densenet121:128", "resnet34:128", "resnet18:256"]
     with open(out, "w") as f:
         for s in specs:
-            name, b, *opts = s.split(":")  # model:batch, :nchw for PyTorch's default format, :fp16
+            name, b, *opts = s.split(":")  # model:batch, :nchw for PyTorch's default format, :fp16|tf32|fp32
+            prec = next((p for p in ("fp16", "tf32", "fp32") if p in opts), "bf16")
             try:
-                rec = run(name, int(b), precision="fp16" if "fp16" in opts else "bf16",
-                          channels_last="nchw" not in opts)
+                rec = run(name, int(b), precision=prec, channels_last="nchw" not in opts)
             except Exception as e:  # one failing model must not lose the others
                 rec = {"model": name, "batch": int(b), "error": repr(e)[:300]}
             print(json.dumps({k: rec.get(k) for k in ("model", "batch", "step_ms", "gpu_kernel_ms", "by_class_ms")}),
