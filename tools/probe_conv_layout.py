@@ -17,7 +17,9 @@ convolution's per-group kernels concurrently (RegNet: up to 148 kernels per pass
 while wall time around each call (tools/probe_grouped_conv.py) counts the launch gaps of small shapes.
 `--fp16` times the convolutions in fp16 instead of bf16 (each record then says `"dtype": "fp16"`), and
 `--nhwc-only` skips NCHW (the fp16 run needs channels-last only: it measures fp16 against bf16, not layouts).
-Usage: python3 tools/probe_conv_layout.py [--fp16] [--nhwc-only] [--grouped-only] OUT.jsonl [model:batch ...]
+`--tf32` and `--fp32` time them in fp32 tensors, with cuDNN's TF32 math allowed (the reference runs' `tf32`) or
+not (`fp32`), and record that name as the dtype.
+Usage: python3 tools/probe_conv_layout.py [--fp16|--tf32|--fp32] [--nhwc-only] [--grouped-only] OUT.jsonl [model:batch ...]
 """
 import json
 import re
@@ -106,10 +108,12 @@ def main():
     global DTYPE
     torch.backends.cudnn.benchmark = True
     args = sys.argv[1:]
-    fp16, nhwc_only, grouped_only = "--fp16" in args, "--nhwc-only" in args, "--grouped-only" in args
-    args = [a for a in args if a not in ("--fp16", "--nhwc-only", "--grouped-only")]
-    if fp16:
-        DTYPE = torch.float16
+    nhwc_only, grouped_only = "--nhwc-only" in args, "--grouped-only" in args
+    dtype_name = next((d for d in ("fp16", "tf32", "fp32") if "--" + d in args), "bf16")
+    args = [a for a in args if a not in ("--fp16", "--tf32", "--fp32", "--nhwc-only", "--grouped-only")]
+    DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(dtype_name, torch.float32)
+    torch.backends.cudnn.allow_tf32 = dtype_name != "fp32"
+    torch.backends.cuda.matmul.allow_tf32 = dtype_name != "fp32"
     dst = args[0]
     specs = args[1:] or DEFAULT
     done = set()
@@ -128,7 +132,7 @@ def main():
                 (n, c, h, w), cout, k, s, p, g, bias, first = key
                 rec = {"model": name, "batch": n, "c_in": c, "h": h, "w": w, "c_out": cout, "k": list(k),
                        "stride": list(s), "pad": list(p), "groups": g, "bias": bias, "first": first,
-                       "dtype": "fp16" if fp16 else "bf16"}
+                       "dtype": dtype_name}
                 try:
                     if not nhwc_only:
                         rec["nchw"] = time_conv(key, False)
