@@ -58,13 +58,6 @@ bool expand_into(const json& v, const std::string& cptr, const std::string& optr
 
 // ---- enum parsing ------------------------------------------------------------------------------------
 
-Precision precision_from(const std::string& s) {
-  if (s == "fp32") return Precision::fp32;
-  if (s == "tf32") return Precision::tf32;
-  if (s == "fp16") return Precision::fp16;
-  return Precision::bf16;
-}
-
 OptimizerKind optimizer_from(const std::string& s) {
   if (s == "adamw") return OptimizerKind::adamw;
   if (s == "adam") return OptimizerKind::adam;
@@ -161,7 +154,8 @@ struct Parser {
       }
     }
     job.step.model = m;
-    job.step.precision = precision_from(r.choice("precision", false, {"fp32", "tf32", "bf16", "fp16"}).value_or("bf16"));
+    job.step.precision = parse_precision(r.choice("precision", false, {"fp32", "tf32", "bf16", "fp16"}).value_or("bf16"))
+                               .value_or(Precision::bf16);
     job.step.optimizer = optimizer_from(
         r.choice("optimizer", false, {"adamw", "adamw-fused", "adam", "sgd", "sgd-momentum"}).value_or("adamw-fused"));
 

@@ -39,6 +39,24 @@ std::string kind_of(const ConvLayer& l) {
   return l.kh * l.kw == 1 ? "pointwise" : "spatial";
 }
 
+// The model's convolution time (and NCHW transform time) of one probed row with constants `c`.
+void predict_row(ConvCheckRow& row, const DeviceModel& dev, const ComputeConstants& c) {
+  StepConfig step;
+  step.micro_batch = row.batch;
+  step.precision = row.dtype;
+  step.channels_last = !row.nchw;
+  step.model.family = ModelFamily::cnn;
+  const StepOps ops = build_conv_layer_ops(step, row.layer);
+  row.predicted_ms = row.predicted_transform_ms = 0;
+  for (const Op& op : ops.micro) {
+    const double ms = op_gpu_time(op, dev, c).ms() * op_count(op, c);
+    if ((op.kind == OpKind::gemm && op.conv) || op.kind == OpKind::simt)
+      row.predicted_ms += ms;
+    else if (op.nchw_band >= 0)
+      row.predicted_transform_ms += ms;
+  }
+}
+
 }  // namespace
 
 std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel& dev, const FitConstants& constants,
@@ -77,51 +95,40 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
     pair_of(j, "stride", l.stride_h, l.stride_w, where, errors);
     pair_of(j, "pad", l.pad_h, l.pad_w, where, errors);
     const std::string dtype = r.string("dtype", false).value_or("bf16");
-    if (dtype != "bf16" && dtype != "fp16") errors.push_back(where + ":/dtype: expected \"bf16\" or \"fp16\"");
+    const std::optional<Precision> precision = parse_precision(dtype);
+    if (!precision) errors.push_back(where + ":/dtype: expected \"bf16\", \"fp16\", \"tf32\" or \"fp32\"");
     if (errors.size() != before) continue;
     for (const bool nchw : {false, true}) {
       const std::string name = nchw ? "nchw" : "nhwc";
       if (layouts != "both" && layouts != name) continue;
       if (!j.contains(name)) continue;
-      StepConfig step;
-      step.micro_batch = batch;
-      step.precision = dtype == "fp16" ? Precision::fp16 : Precision::bf16;
-      step.channels_last = !nchw;
-      step.model.family = ModelFamily::cnn;
-      const StepOps ops = build_conv_layer_ops(step, l);
       ConvCheckRow row;
       row.model = model;
       row.batch = batch;
       row.layer = l;
       row.nchw = nchw;
-      row.fp16 = dtype == "fp16";
+      row.dtype = *precision;
       row.kind = kind_of(l);
       row.measured_ms = class_ms(j[name], "conv");
       row.measured_transform_ms = class_ms(j[name], "to_nhwc") + class_ms(j[name], "to_nchw");
-      for (const Op& op : ops.micro) {
-        const double ms = op_gpu_time(op, dev, constants.compute).ms() * op_count(op, constants.compute);
-        if ((op.kind == OpKind::gemm && op.conv) || op.kind == OpKind::simt)
-          row.predicted_ms += ms;
-        else if (op.nchw_band >= 0)
-          row.predicted_transform_ms += ms;
-      }
+      predict_row(row, dev, constants.compute);
       if (row.measured_ms > 0 && row.predicted_ms > 0) out.push_back(row);
     }
   }
   return out;
 }
 
-std::optional<double> match_conv_16bit_efficiency(const std::string& path, const DeviceModel& dev,
-                                                  const FitConstants& constants, std::vector<std::string>& errors,
-                                                  int* rows, bool fp16) {
+std::optional<double> match_conv_efficiency(const std::string& path, const DeviceModel& dev,
+                                            const FitConstants& constants, std::vector<std::string>& errors,
+                                            int* rows, Precision dtype) {
   // Total predicted / measured time over the matched convolutions at efficiency e.
   auto ratio = [&](double e, int* n) {
     FitConstants c = constants;
-    (fp16 ? c.compute.conv_fp16_efficiency : c.compute.conv_16bit_efficiency) = e;
+    conv_efficiency_of(c.compute, gemm_dtype(dtype)) = e;
     double pred = 0, meas = 0;
     int count = 0;
     for (const auto& r : check_convs(path, dev, c, "nhwc", errors)) {
-      if ((r.kind != "pointwise" && r.kind != "spatial") || r.fp16 != fp16) continue;
+      if ((r.kind != "pointwise" && r.kind != "spatial") || r.dtype != dtype) continue;
       pred += r.predicted_ms;
       meas += r.measured_ms;
       ++count;
@@ -133,7 +140,7 @@ std::optional<double> match_conv_16bit_efficiency(const std::string& path, const
   const std::size_t before = errors.size();
   if (ratio(1.0, &n) <= 0 || errors.size() != before) {
     if (errors.size() == before)
-      errors.push_back(path + ": no channels-last pointwise or spatial " + (fp16 ? "fp16" : "bf16") +
+      errors.push_back(path + ": no channels-last pointwise or spatial " + to_string(dtype) +
                        " convolution to match");
     return std::nullopt;
   }
@@ -144,6 +151,68 @@ std::optional<double> match_conv_16bit_efficiency(const std::string& path, const
   }
   if (rows) *rows = n;
   return 0.5 * (lo + hi);
+}
+
+std::optional<DepthwiseTf32Fit> fit_tf32_depthwise(const std::string& path, const DeviceModel& dev,
+                                                   const FitConstants& constants, std::vector<std::string>& errors) {
+  std::vector<ConvCheckRow> small, large;
+  for (const auto& r : check_convs(path, dev, constants, "nhwc", errors)) {
+    if (r.kind != "depthwise" || r.dtype != Precision::tf32) continue;
+    (std::max(r.layer.kh, r.layer.kw) >= 7 ? large : small).push_back(r);
+  }
+  if (small.empty()) {
+    errors.push_back(path + ": no channels-last tf32 depthwise convolution to fit");
+    return std::nullopt;
+  }
+  ComputeConstants c = constants.compute;
+  // Sum of squared ln(predicted / measured) over `rows` with c.
+  auto cost = [&](std::vector<ConvCheckRow>& rows) {
+    double sq = 0;
+    for (auto& r : rows) {
+      predict_row(r, dev, c);
+      const double e = std::log(r.predicted_ms / r.measured_ms);
+      sq += e * e;
+    }
+    return sq;
+  };
+  // Coarse grid over ln e in steps of 0.05, then a finer one (0.005) around the best; the efficiencies are small
+  // fractions of the fp32 rate and of the copy bandwidth (1e-3 .. 3).
+  auto search = [&](std::initializer_list<double*> params, std::vector<ConvCheckRow>& rows) {
+    std::vector<double*> ps(params);
+    std::vector<double> best(ps.size(), std::log(0.1));
+    double best_cost = 1e300;
+    for (const double step : {0.05, 0.005}) {
+      const std::vector<double> centre = best;
+      const double half = step == 0.05 ? 3.5 : 0.05;  // ln 1e-3 .. ln 3 around ln 0.1 first
+      const int n = static_cast<int>(std::lround(2 * half / step));
+      std::vector<int> idx(ps.size(), 0);
+      while (true) {
+        for (std::size_t i = 0; i < ps.size(); ++i) *ps[i] = std::exp(centre[i] - half + idx[i] * step);
+        const double v = cost(rows);
+        if (v < best_cost) {
+          best_cost = v;
+          for (std::size_t i = 0; i < ps.size(); ++i) best[i] = std::log(*ps[i]);
+        }
+        std::size_t i = 0;
+        while (i < idx.size() && ++idx[i] > n) idx[i++] = 0;
+        if (i == idx.size()) break;
+      }
+    }
+    for (std::size_t i = 0; i < ps.size(); ++i) *ps[i] = std::exp(best[i]);
+    return std::sqrt(cost(rows) / static_cast<double>(rows.size()));
+  };
+  DepthwiseTf32Fit f;
+  c.dwconv_tf32_k7_flop_efficiency = 0;
+  f.rms_log_error = search({&c.dwconv_tf32_flop_efficiency, &c.dwconv_tf32_memory_efficiency}, small);
+  f.rows = static_cast<int>(small.size());
+  if (!large.empty()) {
+    f.k7_rms_log_error = search({&c.dwconv_tf32_k7_flop_efficiency}, large);
+    f.k7_rows = static_cast<int>(large.size());
+  }
+  f.flop_efficiency = c.dwconv_tf32_flop_efficiency;
+  f.memory_efficiency = c.dwconv_tf32_memory_efficiency;
+  f.k7_flop_efficiency = c.dwconv_tf32_k7_flop_efficiency;
+  return f;
 }
 
 ConvCheckSummary summarize_convs(const std::vector<ConvCheckRow>& rows) {

@@ -22,7 +22,7 @@ struct ConvCheckRow {
   int batch = 0;
   ConvLayer layer;
   bool nchw = false;       // layout of this row (each probed shape gives one row per layout)
-  bool fp16 = false;       // the probe ran it in fp16 (`"dtype": "fp16"`), else bf16
+  Precision dtype = Precision::bf16;  // the probe's `dtype`: bf16 (absent), fp16, tf32 or fp32
   double measured_ms = 0;  // cuDNN / CUTLASS convolution kernels per iteration (forward + backward)
   double predicted_ms = 0; // the model's convolution passes (implicit GEMMs or depthwise), kernel overhead included
   double measured_transform_ms = 0, predicted_transform_ms = 0;  // NCHW only: nchwToNhwc + nhwcToNchw
@@ -44,14 +44,26 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
                                       const std::string& layouts, std::vector<std::string>& errors);
 ConvCheckSummary summarize_convs(const std::vector<ConvCheckRow>& rows);
 
-// The bf16 convolution efficiency (ComputeConstants::conv_16bit_efficiency; with `fp16`, conv_fp16_efficiency)
-// at which the model's total time over the probe's channels-last pointwise and spatial convolutions of that dtype
+// The convolution efficiency of `dtype` (ComputeConstants::conv_16bit_efficiency for bf16, conv_fp16_efficiency,
+// conv_tf32_efficiency, conv_fp32_efficiency) at which the model's total time over the probe's channels-last pointwise and spatial convolutions of that dtype
 // (not the first, grouped or depthwise ones, which have classes of their own) equals the measured total, the
 // other constants as given; by bisection on [0.2, 3]. `rows` gets the number of convolutions matched. nullopt
 // when the file yields none (errors say why).
-std::optional<double> match_conv_16bit_efficiency(const std::string& path, const DeviceModel& dev,
-                                                  const FitConstants& constants, std::vector<std::string>& errors,
-                                                  int* rows = nullptr, bool fp16 = false);
+std::optional<double> match_conv_efficiency(const std::string& path, const DeviceModel& dev,
+                                            const FitConstants& constants, std::vector<std::string>& errors,
+                                            int* rows = nullptr, Precision dtype = Precision::bf16);
+
+// The TF32 depthwise law (ComputeConstants::dwconv_tf32_*), fitted to the probe's channels-last tf32 depthwise
+// rows by least squares of ln(predicted / measured) over a grid (0.05 then 0.005 in
+// ln e): flop and memory efficiency over the k < 7 rows, the k >= 7 class's flop efficiency over its own rows
+// (0 when the probe has none). nullopt when the file has no k < 7 row (errors say why).
+struct DepthwiseTf32Fit {
+  double flop_efficiency = 0, memory_efficiency = 0, k7_flop_efficiency = 0;
+  int rows = 0, k7_rows = 0;
+  double rms_log_error = 0, k7_rms_log_error = 0;
+};
+std::optional<DepthwiseTf32Fit> fit_tf32_depthwise(const std::string& path, const DeviceModel& dev,
+                                                   const FitConstants& constants, std::vector<std::string>& errors);
 
 std::string render_conv_table(const std::vector<ConvCheckRow>& rows, const ConvCheckSummary& s);
 nlohmann::json render_conv_json(const std::vector<ConvCheckRow>& rows, const ConvCheckSummary& s);

@@ -20,14 +20,6 @@ bool gpu_bound(const RunRecord& r) { return r.kind == "train" && r.data == "synt
 
 namespace {
 
-std::optional<Precision> parse_precision(const std::string& s) {
-  if (s == "bf16") return Precision::bf16;
-  if (s == "fp16") return Precision::fp16;
-  if (s == "tf32") return Precision::tf32;
-  if (s == "fp32") return Precision::fp32;
-  return std::nullopt;
-}
-
 std::optional<OptimizerKind> parse_optimizer(const std::string& s) {
   if (s == "adamw-fused") return OptimizerKind::adamw_fused;
   if (s == "adamw") return OptimizerKind::adamw;

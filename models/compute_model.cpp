@@ -108,6 +108,24 @@ const std::vector<ComputeConstants::ChannelSumSample>& bn_nhwc_table(const Op& o
 }
 }  // namespace
 
+double conv_efficiency_for(const ComputeConstants& c, Dtype d) {
+  double e = 0;
+  if (d == Dtype::fp16) e = c.conv_fp16_efficiency > 0 ? c.conv_fp16_efficiency : c.conv_16bit_efficiency;
+  if (d == Dtype::bf16) e = c.conv_16bit_efficiency;
+  if (d == Dtype::tf32) e = c.conv_tf32_efficiency;
+  if (d == Dtype::fp32) e = c.conv_fp32_efficiency;
+  return e > 0 ? e : c.conv_efficiency;
+}
+
+double& conv_efficiency_of(ComputeConstants& c, Dtype d) {
+  switch (d) {
+    case Dtype::fp16: return c.conv_fp16_efficiency;
+    case Dtype::tf32: return c.conv_tf32_efficiency;
+    case Dtype::fp32: return c.conv_fp32_efficiency;
+    default: return c.conv_16bit_efficiency;
+  }
+}
+
 Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c) {
   Seconds work;
   // The probed classes' absolute rates were measured on one GPU; on another (a profile derived by datasheet
@@ -115,11 +133,7 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
   const auto [ms, fs] = rate_scales(dev, c);
   switch (op.kind) {
     case OpKind::gemm: {
-      const bool conv16 =
-          op.conv && (op.dtype == Dtype::bf16 || op.dtype == Dtype::fp16) && c.conv_16bit_efficiency > 0;
-      const double e16 = op.dtype == Dtype::fp16 && c.conv_fp16_efficiency > 0 ? c.conv_fp16_efficiency
-                                                                                : c.conv_16bit_efficiency;
-      double eff = c.gemm_efficiency * (conv16 ? e16 : op.conv ? c.conv_efficiency : 1.0);
+      const double eff = c.gemm_efficiency * (op.conv ? conv_efficiency_for(c, op.dtype) : 1.0);
       const Seconds t = dev.surface.has(op.dtype)
                       ? gemm_kernel_time(dev.surface, op.dtype, op.shape)
                       : op.flops / large_rate(dev, op.dtype);
@@ -202,6 +216,16 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
                                                         : c.dwconv_nchw_bwd_flop_efficiency;
       if (op.nchw && ef_nchw > 0) {  // PyTorch's own depthwise kernels: FLOP-bound on CUDA cores, far below peak
         work = Seconds(op.flops / (large_rate(dev, Dtype::fp32) * ef_nchw));
+        break;
+      }
+      if (op.dtype == Dtype::tf32 && c.dwconv_tf32_flop_efficiency > 0 &&
+          c.dwconv_tf32_memory_efficiency > 0) {
+        const Flops f = op.dw_input_flops.value() > 0 ? op.dw_input_flops : op.flops;
+        if (op.dw_kernel >= 7 && c.dwconv_tf32_k7_flop_efficiency > 0)
+          work = f / (large_rate(dev, Dtype::fp32) * c.dwconv_tf32_k7_flop_efficiency);
+        else
+          work = std::max(Seconds(f / (large_rate(dev, Dtype::fp32) * c.dwconv_tf32_flop_efficiency)),
+                          op.bytes / (dev.copy_bw * c.dwconv_tf32_memory_efficiency));
         break;
       }
       const double ef = c.dwconv_flop_efficiency > 0 ? c.dwconv_flop_efficiency : c.gemm_efficiency;

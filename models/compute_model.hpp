@@ -5,7 +5,8 @@
 //   gemm:      max(2mnk / (R_d * w * k/(k+k0) * e_gemm [* e_conv]), bytes / (B * e_mem)) + n_k * t_gpu
 //   attention: FLOPs / (R_d * e_attn) + n_k * t_gpu
 //   memory:    bytes / (B * e_mem) + n_k * t_gpu
-//   simt:      max(FLOPs / (R_fp32 * e_dw_flop), bytes / (B * e_dw_mem)) + n_k * t_gpu  (depthwise conv)
+//   simt:      max(FLOPs / (R_fp32 * e_dw_flop), bytes / (B * e_dw_mem)) + n_k * t_gpu  (depthwise conv; in fp32
+//              tensors FLOPs over input positions, with constants of their own, and k >= 7 by FLOPs alone)
 // with R, k0 from the GEMM surface (gemm_model.hpp), B the probe's device-copy bandwidth and n_k kernels.
 // Kernel classes measured apart replace the bytes term where set (BatchNorm, LayerNorm rows, transposes, NCHW
 // BatchNorm / depthwise / layout transforms; probe classes: pools by elements walked, the 3-channel first
@@ -42,6 +43,10 @@ struct ComputeConstants {
   // fp16 convolutions apart when set (> 0): cuDNN picks other kernels for fp16 than for bf16 on some shapes
   // (the same probe in fp16, `calibrate fit --conv-probe-fp16`); 0 = conv_16bit_efficiency.
   double conv_fp16_efficiency = 0;
+  // fp32 tensors, with cuDNN's TF32 math allowed or not, when set (> 0): matched to the same probe in those dtypes
+  // (`calibrate fit --conv-probe-tf32 / --conv-probe-fp32`); 0 = conv_efficiency.
+  double conv_tf32_efficiency = 0;
+  double conv_fp32_efficiency = 0;
   double attention_efficiency = 0.45;  // fused attention FLOP rate / large-GEMM rate of its dtype
   double memory_efficiency = 0.7;      // framework memory-bound kernels: achieved / probe copy bandwidth
   Seconds gpu_per_kernel = Seconds::us(3);         // GPU time per kernel beyond its work (gap, ramp, tail)
@@ -56,6 +61,11 @@ struct ComputeConstants {
   double transpose_efficiency = 0;    // strided (transposing) copies: achieved / probe copy bandwidth
   double dwconv_flop_efficiency = 0;  // depthwise convolution: achieved / fp32 CUDA-core rate
   double dwconv_memory_efficiency = 0;  // depthwise convolution: achieved / probe copy bandwidth
+  // Depthwise convolution in TF32 training (fp32 tensors, TF32 allowed), from single convolutions timed alone
+  // (`calibrate fit --conv-probe-tf32`): max(dw_input_flops / (R_fp32 x e_f), bytes / (B x e_m)) per pass for
+  // k < 7, and dw_input_flops / (R_fp32 x e_7) for k >= 7 (cuDNN's implicit-GEMM weight gradient); 0 = as 16-bit
+  // above. Strict fp32 keeps the 16-bit law: no fp32 depthwise shape was probed (docs/calibration.md).
+  double dwconv_tf32_flop_efficiency = 0, dwconv_tf32_memory_efficiency = 0, dwconv_tf32_k7_flop_efficiency = 0;
   // NCHW kernels (channels_last off), from kernel-level profiles (tools/fit_nchw_classes.py); 0 = as NHWC.
   // BatchNorm: t = elements / min(C * r_c, r_max) + N * C * t_plane, forward and backward apart.
   double bn_nchw_fwd_rate_per_channel = 0, bn_nchw_fwd_max_rate = 0;  // elements per second
@@ -178,6 +188,12 @@ double channel_sum_rate(const std::vector<ComputeConstants::ChannelSumSample>& s
 
 // GPU time of one occurrence of `op`.
 Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c);
+
+// The convolution efficiency (relative to the GEMM surface) that an implicit-GEMM convolution in `d` runs at:
+// its own dtype's constant where set, else fp16 falls back to bf16's and every dtype to conv_efficiency.
+double conv_efficiency_for(const ComputeConstants& c, Dtype d);
+// The constant that holds `d`'s own convolution efficiency (what the probe matching sets).
+double& conv_efficiency_of(ComputeConstants& c, Dtype d);
 
 // Occurrences of `op` per micro-batch: op.count, except for NCHW layout transforms, whose count follows their
 // band's measured passes s (of at most 3: weight gradient first, then forward, then input gradient, the order

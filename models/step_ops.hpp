@@ -48,6 +48,11 @@ struct Op {
   // LayerNorm gives its `channels` per row.
   bool nchw = false;
   double channels = 0, planes = 0, elements = 0;
+  // A depthwise convolution (simt) in TF32 training (fp32 tensors): cuDNN's kernels walk every input
+  // position whatever the stride, so they are timed by dw_input_flops = 2 x input elements x k^2 per pass (not the
+  // output's FLOPs) and, for k >= 7, by a class of their own (docs/calibration.md, "Convolutions in TF32 and fp32").
+  Flops dw_input_flops;
+  int dw_kernel = 0;
   // cuDNN's NCHW<->NHWC transforms around one convolution pass (forward, input gradient or weight gradient):
   // which convolutions get them is cuDNN's per-shape algorithm choice, so the op names its band and the
   // compute model takes the band's measured transformed passes per convolution (ComputeConstants); -1 = none.

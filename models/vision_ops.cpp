@@ -497,8 +497,10 @@ class CnnBuilder {
       Op op;
       op.name = "dwconv";
       op.kind = OpKind::simt;
-      op.dtype = Dtype::fp32;
+      op.dtype = gemm_dtype(step_.precision);  // the tensors' dtype; the arithmetic is fp32 on CUDA cores
       op.flops = Flops(2.0 * pixels * cout * k2);
+      op.dw_input_flops = Flops(2.0 * in_elems * k2);
+      op.dw_kernel = std::max(kh, kw);
       op.bytes = Bytes(a_ * (in_elems + pixels * cout));
       op.nchw = nchw_;  // NCHW: PyTorch's native depthwise kernels instead of cuDNN's
       out_.micro.push_back(op);

@@ -12,6 +12,12 @@ const char* to_string(Precision p) {
   return "?";
 }
 
+std::optional<Precision> parse_precision(std::string_view s) {
+  for (const Precision p : {Precision::fp32, Precision::tf32, Precision::bf16, Precision::fp16})
+    if (s == to_string(p)) return p;
+  return std::nullopt;
+}
+
 const char* to_string(OptimizerKind o) {
   switch (o) {
     case OptimizerKind::adamw: return "adamw";

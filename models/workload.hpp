@@ -2,7 +2,9 @@
 // (app/scenario) or a measured-run record (calibrate/reference_runs); consumed by the models and sim.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "models/hardware.hpp"
 #include "models/units.hpp"
@@ -41,6 +43,8 @@ struct ParallelConfig {
 };
 
 const char* to_string(Precision p);
+// "fp32", "tf32", "bf16" or "fp16" (the names to_string gives); nullopt for any other.
+std::optional<Precision> parse_precision(std::string_view s);
 const char* to_string(OptimizerKind o);
 const char* to_string(DataParallel d);
 

@@ -171,20 +171,21 @@ TEST_CASE("calibrate fit --conv-probe: the bf16 convolution efficiency is recove
   std::string probe;
   for (std::size_t i = 0; i < 3; ++i) probe += line(shapes[i], model[i].predicted_ms * (i == 2 ? 10.0 : 1.0));
   int rows = 0;
-  const auto e = match_conv_16bit_efficiency(write_temp("conv_match.jsonl", probe), dev, constants, errors, &rows);
+  const auto e = match_conv_efficiency(write_temp("conv_match.jsonl", probe), dev, constants, errors, &rows);
   REQUIRE(errors.empty());
   REQUIRE(e);
   CHECK(rows == 2);
   CHECK(*e == Approx(0.8).epsilon(1e-3));
   // A file with nothing to match says so.
-  const auto none = match_conv_16bit_efficiency(write_temp("conv_match_none.jsonl", line(shapes[2], 1.0)), dev,
-                                                constants, errors, &rows);
+  const auto none = match_conv_efficiency(write_temp("conv_match_none.jsonl", line(shapes[2], 1.0)), dev,
+                                          constants, errors, &rows);
   CHECK_FALSE(none);
   REQUIRE_FALSE(errors.empty());
   CHECK(errors.back().find("no channels-last pointwise or spatial bf16 convolution") != std::string::npos);
 }
 
-TEST_CASE("calibrate fit --conv-probe-fp16: the fp16 efficiency from the probe's fp16 rows alone", "[conv_check]") {
+TEST_CASE("calibrate fit --conv-probe-fp16 / -tf32 / -fp32: each dtype's efficiency from its own rows alone",
+          "[conv_check]") {
   auto [dev, constants] = h200();
   constants.compute.conv_16bit_efficiency = 0.9;
   std::vector<std::string> errors;
@@ -194,22 +195,99 @@ TEST_CASE("calibrate fit --conv-probe-fp16: the fp16 efficiency from the probe's
     return R"({"model": "m", "batch": 128, )" + shape + R"(, "bias": false, "first": false, "dtype": ")" + dtype +
            R"(", "nhwc": {"conv": [)" + std::to_string(ms) + ", 3.0]}}\n";
   };
-  // The fp16 row's "measured" time is the model's own at fp16 efficiency 1.2; the bf16 row, measured at ten
-  // times its model time, must not move it.
-  FitConstants at = constants;
-  at.compute.conv_fp16_efficiency = 1.2;
-  const auto model = check_convs(write_temp("conv16_draft.jsonl", line("fp16", 1.0)), dev, at, "nhwc", errors);
-  REQUIRE(model.size() == 1);
-  CHECK(model[0].fp16);
-  const std::string probe = line("fp16", model[0].predicted_ms) + line("bf16", 10 * model[0].predicted_ms);
-  int rows = 0;
-  const auto e = match_conv_16bit_efficiency(write_temp("conv16.jsonl", probe), dev, constants, errors, &rows, true);
-  REQUIRE(errors.empty());
-  REQUIRE(e);
-  CHECK(rows == 1);
-  CHECK(*e == Approx(1.2).epsilon(1e-3));
+  for (const Precision p : {Precision::fp16, Precision::tf32, Precision::fp32}) {
+    CAPTURE(to_string(p));
+    // The row's "measured" time is the model's own at efficiency 1.2 for its dtype; a bf16 row, measured at ten
+    // times its model time, must not move it.
+    FitConstants at = constants;
+    conv_efficiency_of(at.compute, gemm_dtype(p)) = 1.2;
+    const auto model = check_convs(write_temp("conv_dt_draft.jsonl", line(to_string(p), 1.0)), dev, at, "nhwc", errors);
+    REQUIRE(model.size() == 1);
+    CHECK(model[0].dtype == p);
+    const std::string probe = line(to_string(p), model[0].predicted_ms) + line("bf16", 10 * model[0].predicted_ms);
+    int rows = 0;
+    const auto e = match_conv_efficiency(write_temp("conv_dt.jsonl", probe), dev, constants, errors, &rows, p);
+    REQUIRE(errors.empty());
+    REQUIRE(e);
+    CHECK(rows == 1);
+    CHECK(*e == Approx(1.2).epsilon(1e-3));
+  }
+  // TF32 and strict fp32 run the same FLOPs at the GEMM surface's tf32 and fp32 rates: at one efficiency the fp32
+  // convolution is predicted slower (the fp32 surface is CUDA-core bound).
+  FitConstants same = constants;
+  same.compute.conv_tf32_efficiency = same.compute.conv_fp32_efficiency = 1.0;
+  const auto tf = check_convs(write_temp("conv_tf.jsonl", line("tf32", 1.0)), dev, same, "nhwc", errors);
+  const auto f32 = check_convs(write_temp("conv_f32.jsonl", line("fp32", 1.0)), dev, same, "nhwc", errors);
+  REQUIRE(tf.size() == 1);
+  REQUIRE(f32.size() == 1);
+  CHECK(f32[0].predicted_ms > 2 * tf[0].predicted_ms);
   // A dtype the probe does not write is one clear line naming file, line and field.
   check_convs(write_temp("conv16_bad.jsonl", line("fp8", 1.0)), dev, constants, "nhwc", errors);
   REQUIRE_FALSE(errors.empty());
-  CHECK(errors.back().find("conv16_bad.jsonl:1:/dtype: expected \"bf16\" or \"fp16\"") != std::string::npos);
+  CHECK(errors.back().find("conv16_bad.jsonl:1:/dtype: expected \"bf16\", \"fp16\", \"tf32\" or \"fp32\"") !=
+        std::string::npos);
+}
+
+TEST_CASE("build_conv_layer_ops: a strided depthwise convolution in TF32 counts its input positions", "[conv_check]") {
+  // EfficientNet-B0's 96-channel 3x3 stride-2 depthwise at 112x112, batch 128: 56x56 outputs.
+  ConvLayer l;
+  l.c_in = l.c_out = l.groups = 96; l.h = l.w = 112; l.kh = l.kw = 3; l.stride_h = l.stride_w = 2;
+  l.pad_h = l.pad_w = 1;
+  StepConfig step = bf16_step(128, true);
+  step.precision = Precision::tf32;
+  const StepOps ops = build_conv_layer_ops(step, l);
+  const Op* f = find(ops, "dwconv");
+  const Op* b = find(ops, "dwconv.bwd");
+  REQUIRE(f);
+  REQUIRE(b);
+  CHECK(f->kind == OpKind::simt);
+  CHECK(f->dtype == Dtype::tf32);
+  CHECK(f->dw_kernel == 3);
+  CHECK(f->flops.value() == Approx(2.0 * 128 * 56 * 56 * 96 * 9));          // the output's multiply-adds
+  CHECK(f->dw_input_flops.value() == Approx(2.0 * 128 * 112 * 112 * 96 * 9));  // every input position
+  CHECK(f->bytes.value() == Approx(4.0 * (128 * 96 * (112.0 * 112 + 56 * 56))));  // fp32 tensors in and out
+  CHECK(b->count == 2);  // input and weight gradients
+  CHECK(b->dw_input_flops.value() == Approx(f->dw_input_flops.value()));
+}
+
+TEST_CASE("calibrate fit --conv-probe-tf32: the TF32 depthwise law is recovered from convolutions timed at it",
+          "[conv_check]") {
+  auto [dev, constants] = h200();
+  std::vector<std::string> errors;
+  // Three k < 7 shapes (stride 1 and 2, FLOP- and byte-bound) and one 7x7, "measured" at the model's own times
+  // with e_f = 0.2, e_m = 0.5 and e_7 = 0.03; a bf16 depthwise row at ten times its time must not move them.
+  const std::string shapes[] = {
+      R"("c_in": 32, "h": 112, "w": 112, "c_out": 32, "k": [3, 3], "stride": [1, 1], "pad": [1, 1], "groups": 32)",
+      R"("c_in": 144, "h": 56, "w": 56, "c_out": 144, "k": [5, 5], "stride": [2, 2], "pad": [2, 2], "groups": 144)",
+      R"("c_in": 480, "h": 14, "w": 14, "c_out": 480, "k": [3, 3], "stride": [1, 1], "pad": [1, 1], "groups": 480)",
+      R"("c_in": 96, "h": 56, "w": 56, "c_out": 96, "k": [7, 7], "stride": [1, 1], "pad": [3, 3], "groups": 96)"};
+  auto line = [](const std::string& shape, const char* dtype, double ms) {
+    return R"({"model": "m", "batch": 128, )" + shape + R"(, "bias": false, "first": false, "dtype": ")" + dtype +
+           R"(", "nhwc": {"conv": [)" + std::to_string(ms) + ", 3.0]}}\n";
+  };
+  std::string draft;
+  for (const auto& s : shapes) draft += line(s, "tf32", 1.0);
+  draft += line(shapes[0], "bf16", 1.0);
+  FitConstants at = constants;
+  at.compute.dwconv_tf32_flop_efficiency = 0.2;
+  at.compute.dwconv_tf32_memory_efficiency = 0.5;
+  at.compute.dwconv_tf32_k7_flop_efficiency = 0.03;
+  const auto model = check_convs(write_temp("dw_tf32_draft.jsonl", draft), dev, at, "nhwc", errors);
+  REQUIRE(model.size() == 5);
+  std::string probe;
+  for (std::size_t i = 0; i < 4; ++i) probe += line(shapes[i], "tf32", model[i].predicted_ms);
+  probe += line(shapes[0], "bf16", 10 * model[4].predicted_ms);
+  const auto f = fit_tf32_depthwise(write_temp("dw_tf32.jsonl", probe), dev, constants, errors);
+  REQUIRE(errors.empty());
+  REQUIRE(f);
+  CHECK(f->rows == 3);
+  CHECK(f->k7_rows == 1);
+  CHECK(f->flop_efficiency == Approx(0.2).epsilon(0.01));
+  CHECK(f->memory_efficiency == Approx(0.5).epsilon(0.01));
+  CHECK(f->k7_flop_efficiency == Approx(0.03).epsilon(0.01));
+  CHECK(f->rms_log_error < 0.01);
+  // A probe without TF32 depthwise rows says so.
+  CHECK_FALSE(fit_tf32_depthwise(write_temp("dw_none.jsonl", line(shapes[0], "bf16", 1.0)), dev, constants, errors));
+  REQUIRE_FALSE(errors.empty());
+  CHECK(errors.back().find("no channels-last tf32 depthwise convolution to fit") != std::string::npos);
 }
