@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <tuple>
 
 #include "app/cli.hpp"
 #include "app/cmd_calibrate_comm.hpp"  // issue 5: `calibrate comm`
@@ -328,15 +329,15 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   fit->add_option("--conv-probe", opts->conv_probe,
                   "single convolutions timed alone (tools/probe_conv_layout.py output): the bf16 / fp16 convolution "
                   "efficiency is matched to them, alternating with the fit until it settles, and held fixed");
-  fit->add_option("--conv-probe-fp16", opts->conv_probe_fp16,
-                  "the same probe run in fp16 (tools/probe_conv_layout.py --fp16 --nhwc-only): the fp16 convolution "
-                  "efficiency is matched to it once, after the fit");
-  fit->add_option("--conv-probe-tf32", opts->conv_probe_tf32,
-                  "the same probe in TF32 (tools/probe_conv_layout.py --tf32 --nhwc-only): the TF32 convolution "
-                  "efficiency is matched to it once, after the fit, and the TF32 depthwise law fitted to it");
-  fit->add_option("--conv-probe-fp32", opts->conv_probe_fp32,
-                  "the same probe in strict fp32 (tools/probe_conv_layout.py --fp32 --nhwc-only): the fp32 "
-                  "convolution efficiency is matched to it once, after the fit");
+  // The same probe in another dtype (tools/probe_conv_layout.py --DTYPE --nhwc-only): that dtype's convolution
+  // efficiency is matched to it once, after the fit.
+  for (auto [dtype, path, extra] : {std::tuple{"fp16", &opts->conv_probe_fp16, ""},
+                                    std::tuple{"tf32", &opts->conv_probe_tf32, ", and the TF32 depthwise law fitted to it"},
+                                    std::tuple{"fp32", &opts->conv_probe_fp32, " (strict fp32)"}})
+    fit->add_option(std::string("--conv-probe-") + dtype, *path,
+                    std::string("the same probe run in ") + dtype + " (tools/probe_conv_layout.py --" + dtype +
+                        " --nhwc-only): the " + dtype + " convolution efficiency is matched to it once, after the fit" +
+                        extra);
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
   fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");

@@ -45,6 +45,12 @@ std::string write_temp(const std::string& name, const std::string& text) {
   return path;
 }
 
+// One probe line: a convolution `shape` (its JSON fields), batch 128, in `dtype`, channels-last time `ms`.
+std::string probe_line(const std::string& shape, const char* dtype, double ms) {
+  return R"({"model": "m", "batch": 128, )" + shape + R"(, "bias": false, "first": false, "dtype": ")" + dtype +
+         R"(", "nhwc": {"conv": [)" + std::to_string(ms) + ", 3.0]}}\n";
+}
+
 }  // namespace
 
 TEST_CASE("build_conv_layer_ops: a 3x3 convolution's passes, by hand", "[conv_check]") {
@@ -158,10 +164,7 @@ TEST_CASE("calibrate fit --conv-probe: the bf16 convolution efficiency is recove
       R"("c_in": 256, "h": 56, "w": 56, "c_out": 128, "k": [1, 1], "stride": [1, 1], "pad": [0, 0], "groups": 1)",
       R"("c_in": 128, "h": 28, "w": 28, "c_out": 128, "k": [3, 3], "stride": [1, 1], "pad": [1, 1], "groups": 1)",
       R"("c_in": 96, "h": 56, "w": 56, "c_out": 96, "k": [7, 7], "stride": [1, 1], "pad": [3, 3], "groups": 96)"};
-  auto line = [](const std::string& shape, double ms) {
-    return R"({"model": "m", "batch": 128, )" + shape + R"(, "bias": false, "first": false, "nhwc": {"conv": [)" +
-           std::to_string(ms) + ", 3.0]}}\n";
-  };
+  auto line = [](const std::string& shape, double ms) { return probe_line(shape, "bf16", ms); };
   std::string draft;
   for (const auto& s : shapes) draft += line(s, 1.0);
   FitConstants at = constants;
@@ -191,10 +194,7 @@ TEST_CASE("calibrate fit --conv-probe-fp16 / -tf32 / -fp32: each dtype's efficie
   std::vector<std::string> errors;
   const std::string shape =
       R"("c_in": 256, "h": 56, "w": 56, "c_out": 128, "k": [1, 1], "stride": [1, 1], "pad": [0, 0], "groups": 1)";
-  auto line = [&](const char* dtype, double ms) {
-    return R"({"model": "m", "batch": 128, )" + shape + R"(, "bias": false, "first": false, "dtype": ")" + dtype +
-           R"(", "nhwc": {"conv": [)" + std::to_string(ms) + ", 3.0]}}\n";
-  };
+  auto line = [&](const char* dtype, double ms) { return probe_line(shape, dtype, ms); };
   for (const Precision p : {Precision::fp16, Precision::tf32, Precision::fp32}) {
     CAPTURE(to_string(p));
     // The row's "measured" time is the model's own at efficiency 1.2 for its dtype; a bf16 row, measured at ten
@@ -261,10 +261,7 @@ TEST_CASE("calibrate fit --conv-probe-tf32: the TF32 depthwise law is recovered 
       R"("c_in": 144, "h": 56, "w": 56, "c_out": 144, "k": [5, 5], "stride": [2, 2], "pad": [2, 2], "groups": 144)",
       R"("c_in": 480, "h": 14, "w": 14, "c_out": 480, "k": [3, 3], "stride": [1, 1], "pad": [1, 1], "groups": 480)",
       R"("c_in": 96, "h": 56, "w": 56, "c_out": 96, "k": [7, 7], "stride": [1, 1], "pad": [3, 3], "groups": 96)"};
-  auto line = [](const std::string& shape, const char* dtype, double ms) {
-    return R"({"model": "m", "batch": 128, )" + shape + R"(, "bias": false, "first": false, "dtype": ")" + dtype +
-           R"(", "nhwc": {"conv": [)" + std::to_string(ms) + ", 3.0]}}\n";
-  };
+  const auto& line = probe_line;
   std::string draft;
   for (const auto& s : shapes) draft += line(s, "tf32", 1.0);
   draft += line(shapes[0], "bf16", 1.0);
