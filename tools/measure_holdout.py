@@ -15,7 +15,7 @@ step_ms = wall time of `iters` optimizer steps after warm-up, between two torch.
 iters; p10/p50/p90 from CUDA events around each step; peak_mem_gib = torch.cuda.max_memory_allocated() over the
 timed steps; OutOfMemoryError anywhere gives `oom: true`.
 
-usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..10] [--micro-launch] [--only SUBSTRING] [--list]
+usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..11] [--micro-launch] [--only SUBSTRING] [--list]
 """
 import argparse
 import datetime
@@ -338,6 +338,31 @@ CONFIGS10 = held_out_set(10, [
     gpt("d1024-l12", 12, 1024, 16, 1024, 4, precision="fp32"),
     gpt("gpt-760m", 24, 1536, 16, 512, 16, optimizer="sgd"),
     gpt("gpt-1.3b", 24, 2048, 16, 2048, 4, ckpt=True),
+])
+
+# An eleventh set (2026-12-04), defined before it is measured: TF32 steps the TF32 depthwise law and convolution
+# efficiency (fitted to single convolutions of other networks and batches) have not seen: new depthwise shapes
+# (ConvNeXt-B, EfficientNet-B2/B3/V2-S, MNASNet 0.5, ShuffleNetV2), other batches of probed networks, grouped
+# convolutions, and strict fp32 depthwise (which keeps the 16-bit law).
+CONFIGS11 = held_out_set(11, [
+    vision("convnext_tiny", 128, precision="tf32"),
+    vision("convnext_base", 32, precision="tf32"),
+    vision("convnext_small", 32, precision="tf32"),
+    vision("efficientnet_b2", 64, precision="tf32"),
+    vision("efficientnet_b3", 64, precision="tf32"),
+    vision("efficientnet_v2_s", 64, precision="tf32"),
+    vision("mobilenet_v3_small", 256, precision="tf32"),
+    vision("mobilenet_v3_large", 256, precision="tf32"),
+    vision("mnasnet0_5", 256, precision="tf32"),
+    vision("shufflenet_v2_x1_0", 256, precision="tf32"),
+    vision("regnet_y_1_6gf", 128, precision="tf32"),
+    vision("resnext50_32x4d", 64, precision="tf32"),
+    vision("resnet50", 64, precision="tf32"),
+    vision("densenet121", 128, precision="tf32"),
+    vision("swin_s", 32, precision="tf32"),
+    vision("vit_b_16", 64, precision="tf32"),
+    vision("convnext_tiny", 32, precision="fp32"),
+    vision("mobilenet_v2", 128, precision="fp32"),
 ])
 
 # ------------------------------------------------------------------------------------------------------ model
@@ -690,13 +715,13 @@ def main():
     ap.add_argument("--out", help="JSONL file to write")
     ap.add_argument("--only", default="", help="run only configurations whose id contains this")
     ap.add_argument("--list", action="store_true", help="print the configurations and exit")
-    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 11)),
-                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS10)")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 12)),
+                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS11)")
     ap.add_argument("--micro-launch", action="store_true",
                     help="also record the host's eager launch cost (micro/launch) before and after the runs")
     a = ap.parse_args()
     todo = [c for c in {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5, 6: CONFIGS6, 7: CONFIGS7, 8: CONFIGS8,
-            9: CONFIGS9, 10: CONFIGS10}[a.set] if a.only in c["id"]]
+            9: CONFIGS9, 10: CONFIGS10, 11: CONFIGS11}[a.set] if a.only in c["id"]]
     if a.list:
         for c in todo:
             print(json.dumps(describe(c)))
