@@ -19,7 +19,9 @@ while wall time around each call (tools/probe_grouped_conv.py) counts the launch
 `--nhwc-only` skips NCHW (the fp16 run needs channels-last only: it measures fp16 against bf16, not layouts).
 `--tf32` and `--fp32` time them in fp32 tensors, with cuDNN's TF32 math allowed (the reference runs' `tf32`) or
 not (`fp32`), and record that name as the dtype.
-Usage: python3 tools/probe_conv_layout.py [--fp16|--tf32|--fp32] [--nhwc-only] [--grouped-only] OUT.jsonl [model:batch ...]
+`--depthwise-only` probes only depthwise convolutions (groups = input channels).
+Usage: python3 tools/probe_conv_layout.py [--fp16|--tf32|--fp32] [--nhwc-only] [--grouped-only|--depthwise-only]
+           OUT.jsonl [model:batch ...]
 """
 import json
 import re
@@ -109,8 +111,10 @@ def main():
     torch.backends.cudnn.benchmark = True
     args = sys.argv[1:]
     nhwc_only, grouped_only = "--nhwc-only" in args, "--grouped-only" in args
+    depthwise_only = "--depthwise-only" in args
     dtype_name = next((d for d in ("fp16", "tf32", "fp32") if "--" + d in args), "bf16")
-    args = [a for a in args if a not in ("--fp16", "--tf32", "--fp32", "--nhwc-only", "--grouped-only")]
+    args = [a for a in args if a not in ("--fp16", "--tf32", "--fp32", "--nhwc-only", "--grouped-only",
+                                         "--depthwise-only")]
     DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(dtype_name, torch.float32)
     torch.backends.cudnn.allow_tf32 = dtype_name != "fp32"
     torch.backends.cuda.matmul.allow_tf32 = dtype_name != "fp32"
@@ -127,6 +131,8 @@ def main():
                 continue
             for key in shapes:
                 if key in done or (grouped_only and (key[5] == 1 or key[5] == key[0][1])):
+                    continue
+                if depthwise_only and not (key[5] > 1 and key[5] == key[0][1]):
                     continue
                 done.add(key)
                 (n, c, h, w), cout, k, s, p, g, bias, first = key
