@@ -40,6 +40,7 @@ struct CalibrateOptions {
   std::string conv_probe_fp16;        // fit: the same probe in fp16 (--fp16) for the fp16 conv efficiency
   std::string conv_probe_tf32;        // fit: ... in TF32 (--tf32) for the TF32 conv efficiency
   std::string conv_probe_fp32;        // fit: ... in strict fp32 (--fp32) for the fp32 conv efficiency
+  std::vector<std::string> depthwise_probes;  // fit: more depthwise rows (--depthwise-only) for the fp32-tensor law
   bool host_cpu_scale = false;        // fit: one CPU speed factor per runs file after the first
   std::string probe;                  // convs: tools/probe_conv_layout.py output
   std::string layout = "nhwc";        // convs: nhwc, nchw or both
@@ -221,24 +222,34 @@ int run_fit_command(const CalibrateOptions& o) {
     std::cerr << to_string(a.dtype) << " convolution efficiency matched to " << rows << " probed convolutions: " << *m
               << "\n";
   }
-  // The TF32 probe's depthwise convolutions fit their own law (CUDA-core kernels over fp32 tensors).
-  if (!o.conv_probe_tf32.empty()) {
+  // The depthwise convolutions in fp32 tensors (the TF32 probe's, and those of --depthwise-probe files) fit their
+  // own law: CUDA-core kernels for k < 7, per-dtype weight-gradient kernels for k >= 7.
+  if (!o.conv_probe_tf32.empty() || !o.depthwise_probes.empty()) {
+    std::vector<std::string> files = o.depthwise_probes;
+    if (!o.conv_probe_tf32.empty()) files.insert(files.begin(), o.conv_probe_tf32);
     std::vector<std::string> cerr;
-    const auto d = calibrate::fit_tf32_depthwise(o.conv_probe_tf32, dev, fc, cerr);
+    const auto d = calibrate::fit_f32_depthwise(files, dev, fc, cerr);
     if (!report(cerr) || !d) return kExitBadInput;
-    fc.compute.dwconv_tf32_flop_efficiency = d->flop_efficiency;
-    fc.compute.dwconv_tf32_memory_efficiency = d->memory_efficiency;
-    fc.compute.dwconv_tf32_k7_flop_efficiency = d->k7_flop_efficiency;
-    conv_stats["depthwise_tf32"] = {{"probe", o.conv_probe_tf32},      {"convolutions", d->rows},
-                                    {"flop_efficiency", d->flop_efficiency},
-                                    {"memory_efficiency", d->memory_efficiency},
-                                    {"rms_log_error", d->rms_log_error}, {"k7_convolutions", d->k7_rows},
-                                    {"k7_flop_efficiency", d->k7_flop_efficiency},
-                                    {"k7_rms_log_error", d->k7_rms_log_error}};
-    std::cerr << "tf32 depthwise law fitted to " << d->rows << " + " << d->k7_rows
-              << " (k >= 7) probed convolutions: flop " << d->flop_efficiency << ", memory " << d->memory_efficiency
-              << ", k>=7 flop " << d->k7_flop_efficiency << "; RMS ln error " << d->rms_log_error << " / "
-              << d->k7_rms_log_error << "\n";
+    fc.compute.dwconv_f32_flop_efficiency = d->flop_efficiency;
+    fc.compute.dwconv_f32_memory_efficiency = d->memory_efficiency;
+    fc.compute.dwconv_tf32_k7_flop_efficiency = d->tf32_k7_flop_efficiency;
+    fc.compute.dwconv_fp32_k7_flop_efficiency = d->fp32_k7_flop_efficiency;
+    conv_stats["depthwise_f32"] = {{"probes", files},
+                                   {"convolutions", d->rows},
+                                   {"flop_efficiency", d->flop_efficiency},
+                                   {"memory_efficiency", d->memory_efficiency},
+                                   {"rms_log_error", d->rms_log_error},
+                                   {"tf32_k7_convolutions", d->tf32_k7_rows},
+                                   {"tf32_k7_flop_efficiency", d->tf32_k7_flop_efficiency},
+                                   {"tf32_k7_rms_log_error", d->tf32_k7_rms_log_error},
+                                   {"fp32_k7_convolutions", d->fp32_k7_rows},
+                                   {"fp32_k7_flop_efficiency", d->fp32_k7_flop_efficiency},
+                                   {"fp32_k7_rms_log_error", d->fp32_k7_rms_log_error}};
+    std::cerr << "fp32-tensor depthwise law fitted to " << d->rows << " probed convolutions with k < 7: flop "
+              << d->flop_efficiency << ", memory " << d->memory_efficiency << ", RMS ln error " << d->rms_log_error
+              << "; k >= 7: tf32 " << d->tf32_k7_flop_efficiency << " over " << d->tf32_k7_rows << " (RMS "
+              << d->tf32_k7_rms_log_error << "), fp32 " << d->fp32_k7_flop_efficiency << " over " << d->fp32_k7_rows
+              << " (RMS " << d->fp32_k7_rms_log_error << ")\n";
   }
   fc.compute.source =
       "gpuplan calibrate fit: Levenberg-Marquardt least squares of ln(predicted/measured) step time over the "
@@ -332,12 +343,15 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   // The same probe in another dtype (tools/probe_conv_layout.py --DTYPE --nhwc-only): that dtype's convolution
   // efficiency is matched to it once, after the fit.
   for (auto [dtype, path, extra] : {std::tuple{"fp16", &opts->conv_probe_fp16, ""},
-                                    std::tuple{"tf32", &opts->conv_probe_tf32, ", and the TF32 depthwise law fitted to it"},
+                                    std::tuple{"tf32", &opts->conv_probe_tf32, ", and the fp32-tensor depthwise law fitted to it"},
                                     std::tuple{"fp32", &opts->conv_probe_fp32, " (strict fp32)"}})
     fit->add_option(std::string("--conv-probe-") + dtype, *path,
                     std::string("the same probe run in ") + dtype + " (tools/probe_conv_layout.py --" + dtype +
                         " --nhwc-only): the " + dtype + " convolution efficiency is matched to it once, after the fit" +
                         extra);
+  fit->add_option("--depthwise-probe", opts->depthwise_probes,
+                  "depthwise convolutions timed alone in tf32 / fp32 (tools/probe_conv_layout.py --depthwise-only), "
+                  "fitted with the TF32 probe's into the fp32-tensor depthwise law (repeatable)");
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
   fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");

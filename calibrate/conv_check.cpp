@@ -153,15 +153,21 @@ std::optional<double> match_conv_efficiency(const std::string& path, const Devic
   return 0.5 * (lo + hi);
 }
 
-std::optional<DepthwiseTf32Fit> fit_tf32_depthwise(const std::string& path, const DeviceModel& dev,
-                                                   const FitConstants& constants, std::vector<std::string>& errors) {
-  std::vector<ConvCheckRow> small, large;
-  for (const auto& r : check_convs(path, dev, constants, "nhwc", errors)) {
-    if (r.kind != "depthwise" || r.dtype != Precision::tf32) continue;
-    (std::max(r.layer.kh, r.layer.kw) >= 7 ? large : small).push_back(r);
-  }
+std::optional<DepthwiseF32Fit> fit_f32_depthwise(const std::vector<std::string>& paths, const DeviceModel& dev,
+                                                 const FitConstants& constants, std::vector<std::string>& errors) {
+  std::vector<ConvCheckRow> small, large_tf32, large_fp32;
+  for (const auto& path : paths)
+    for (const auto& r : check_convs(path, dev, constants, "nhwc", errors)) {
+      if (r.kind != "depthwise" || (r.dtype != Precision::tf32 && r.dtype != Precision::fp32)) continue;
+      if (std::max(r.layer.kh, r.layer.kw) < 7)
+        small.push_back(r);
+      else
+        (r.dtype == Precision::tf32 ? large_tf32 : large_fp32).push_back(r);
+    }
   if (small.empty()) {
-    errors.push_back(path + ": no channels-last tf32 depthwise convolution to fit");
+    std::string names;
+    for (const auto& p : paths) names += (names.empty() ? "" : ", ") + p;
+    errors.push_back(names + ": no channels-last tf32 or fp32 depthwise convolution with k < 7 to fit");
     return std::nullopt;
   }
   ComputeConstants c = constants.compute;
@@ -201,17 +207,22 @@ std::optional<DepthwiseTf32Fit> fit_tf32_depthwise(const std::string& path, cons
     for (std::size_t i = 0; i < ps.size(); ++i) *ps[i] = std::exp(best[i]);
     return std::sqrt(cost(rows) / static_cast<double>(rows.size()));
   };
-  DepthwiseTf32Fit f;
-  c.dwconv_tf32_k7_flop_efficiency = 0;
-  f.rms_log_error = search({&c.dwconv_tf32_flop_efficiency, &c.dwconv_tf32_memory_efficiency}, small);
+  DepthwiseF32Fit f;
+  c.dwconv_tf32_k7_flop_efficiency = c.dwconv_fp32_k7_flop_efficiency = 0;
+  f.rms_log_error = search({&c.dwconv_f32_flop_efficiency, &c.dwconv_f32_memory_efficiency}, small);
   f.rows = static_cast<int>(small.size());
-  if (!large.empty()) {
-    f.k7_rms_log_error = search({&c.dwconv_tf32_k7_flop_efficiency}, large);
-    f.k7_rows = static_cast<int>(large.size());
+  if (!large_tf32.empty()) {
+    f.tf32_k7_rms_log_error = search({&c.dwconv_tf32_k7_flop_efficiency}, large_tf32);
+    f.tf32_k7_rows = static_cast<int>(large_tf32.size());
   }
-  f.flop_efficiency = c.dwconv_tf32_flop_efficiency;
-  f.memory_efficiency = c.dwconv_tf32_memory_efficiency;
-  f.k7_flop_efficiency = c.dwconv_tf32_k7_flop_efficiency;
+  if (!large_fp32.empty()) {
+    f.fp32_k7_rms_log_error = search({&c.dwconv_fp32_k7_flop_efficiency}, large_fp32);
+    f.fp32_k7_rows = static_cast<int>(large_fp32.size());
+  }
+  f.flop_efficiency = c.dwconv_f32_flop_efficiency;
+  f.memory_efficiency = c.dwconv_f32_memory_efficiency;
+  f.tf32_k7_flop_efficiency = c.dwconv_tf32_k7_flop_efficiency;
+  f.fp32_k7_flop_efficiency = c.dwconv_fp32_k7_flop_efficiency;
   return f;
 }
 

@@ -53,17 +53,17 @@ std::optional<double> match_conv_efficiency(const std::string& path, const Devic
                                             const FitConstants& constants, std::vector<std::string>& errors,
                                             int* rows = nullptr, Precision dtype = Precision::bf16);
 
-// The TF32 depthwise law (ComputeConstants::dwconv_tf32_*), fitted to the probe's channels-last tf32 depthwise
-// rows by least squares of ln(predicted / measured) over a grid (0.05 then 0.005 in
-// ln e): flop and memory efficiency over the k < 7 rows, the k >= 7 class's flop efficiency over its own rows
-// (0 when the probe has none). nullopt when the file has no k < 7 row (errors say why).
-struct DepthwiseTf32Fit {
-  double flop_efficiency = 0, memory_efficiency = 0, k7_flop_efficiency = 0;
-  int rows = 0, k7_rows = 0;
-  double rms_log_error = 0, k7_rms_log_error = 0;
+// The fp32-tensor depthwise law (ComputeConstants::dwconv_f32_*, dwconv_tf32_k7_*, dwconv_fp32_k7_*), fitted to
+// the channels-last tf32 and fp32 depthwise rows of the probe files by least squares of ln(predicted / measured) over a grid (0.05 then 0.005 in
+// ln e): flop and memory efficiency over the k < 7 rows of both dtypes, each dtype's k >= 7 flop efficiency over
+// its own k >= 7 rows (0 when there are none). nullopt when the files have no k < 7 row (errors say why).
+struct DepthwiseF32Fit {
+  double flop_efficiency = 0, memory_efficiency = 0, tf32_k7_flop_efficiency = 0, fp32_k7_flop_efficiency = 0;
+  int rows = 0, tf32_k7_rows = 0, fp32_k7_rows = 0;
+  double rms_log_error = 0, tf32_k7_rms_log_error = 0, fp32_k7_rms_log_error = 0;
 };
-std::optional<DepthwiseTf32Fit> fit_tf32_depthwise(const std::string& path, const DeviceModel& dev,
-                                                   const FitConstants& constants, std::vector<std::string>& errors);
+std::optional<DepthwiseF32Fit> fit_f32_depthwise(const std::vector<std::string>& paths, const DeviceModel& dev,
+                                                 const FitConstants& constants, std::vector<std::string>& errors);
 
 std::string render_conv_table(const std::vector<ConvCheckRow>& rows, const ConvCheckSummary& s);
 nlohmann::json render_conv_json(const std::vector<ConvCheckRow>& rows, const ConvCheckSummary& s);

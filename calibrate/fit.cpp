@@ -230,9 +230,10 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
     fc.compute.conv_fp16_efficiency = c->non_negative("conv_fp16_efficiency", false).value_or(0);
     fc.compute.conv_tf32_efficiency = c->non_negative("conv_tf32_efficiency", false).value_or(0);
     fc.compute.conv_fp32_efficiency = c->non_negative("conv_fp32_efficiency", false).value_or(0);
-    fc.compute.dwconv_tf32_flop_efficiency = c->non_negative("dwconv_tf32_flop_efficiency", false).value_or(0);
-    fc.compute.dwconv_tf32_memory_efficiency = c->non_negative("dwconv_tf32_memory_efficiency", false).value_or(0);
+    fc.compute.dwconv_f32_flop_efficiency = c->non_negative("dwconv_f32_flop_efficiency", false).value_or(0);
+    fc.compute.dwconv_f32_memory_efficiency = c->non_negative("dwconv_f32_memory_efficiency", false).value_or(0);
     fc.compute.dwconv_tf32_k7_flop_efficiency = c->non_negative("dwconv_tf32_k7_flop_efficiency", false).value_or(0);
+    fc.compute.dwconv_fp32_k7_flop_efficiency = c->non_negative("dwconv_fp32_k7_flop_efficiency", false).value_or(0);
     fc.compute.reference_copy_bw = c->non_negative("reference_copy_GBps", false).value_or(0) * 1e9;
     fc.compute.reference_bf16_rate = c->non_negative("reference_bf16_tflops", false).value_or(0) * 1e12;
     fc.compute.attention_efficiency = c->number("attention_efficiency", true, true).value_or(0);
@@ -546,10 +547,11 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
   if (c.conv_fp16_efficiency > 0) j["constants"]["conv_fp16_efficiency"] = c.conv_fp16_efficiency;
   if (c.conv_tf32_efficiency > 0) j["constants"]["conv_tf32_efficiency"] = c.conv_tf32_efficiency;
   if (c.conv_fp32_efficiency > 0) j["constants"]["conv_fp32_efficiency"] = c.conv_fp32_efficiency;
-  if (c.dwconv_tf32_flop_efficiency > 0) {
-    j["constants"]["dwconv_tf32_flop_efficiency"] = c.dwconv_tf32_flop_efficiency;
-    j["constants"]["dwconv_tf32_memory_efficiency"] = c.dwconv_tf32_memory_efficiency;
+  if (c.dwconv_f32_flop_efficiency > 0) {
+    j["constants"]["dwconv_f32_flop_efficiency"] = c.dwconv_f32_flop_efficiency;
+    j["constants"]["dwconv_f32_memory_efficiency"] = c.dwconv_f32_memory_efficiency;
     j["constants"]["dwconv_tf32_k7_flop_efficiency"] = c.dwconv_tf32_k7_flop_efficiency;
+    j["constants"]["dwconv_fp32_k7_flop_efficiency"] = c.dwconv_fp32_k7_flop_efficiency;
   }
   if (c.reference_copy_bw > 0) j["constants"]["reference_copy_GBps"] = c.reference_copy_bw / 1e9;
   if (c.reference_bf16_rate > 0) j["constants"]["reference_bf16_tflops"] = c.reference_bf16_rate / 1e12;

@@ -218,14 +218,15 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
         work = Seconds(op.flops / (large_rate(dev, Dtype::fp32) * ef_nchw));
         break;
       }
-      if (op.dtype == Dtype::tf32 && c.dwconv_tf32_flop_efficiency > 0 &&
-          c.dwconv_tf32_memory_efficiency > 0) {
+      if ((op.dtype == Dtype::tf32 || op.dtype == Dtype::fp32) && c.dwconv_f32_flop_efficiency > 0 &&
+          c.dwconv_f32_memory_efficiency > 0) {
         const Flops f = op.dw_input_flops.value() > 0 ? op.dw_input_flops : op.flops;
-        if (op.dw_kernel >= 7 && c.dwconv_tf32_k7_flop_efficiency > 0)
-          work = f / (large_rate(dev, Dtype::fp32) * c.dwconv_tf32_k7_flop_efficiency);
+        const double e7 = op.dtype == Dtype::tf32 ? c.dwconv_tf32_k7_flop_efficiency : c.dwconv_fp32_k7_flop_efficiency;
+        if (op.dw_kernel >= 7 && e7 > 0)
+          work = f / (large_rate(dev, Dtype::fp32) * e7);
         else
-          work = std::max(Seconds(f / (large_rate(dev, Dtype::fp32) * c.dwconv_tf32_flop_efficiency)),
-                          op.bytes / (dev.copy_bw * c.dwconv_tf32_memory_efficiency));
+          work = std::max(Seconds(f / (large_rate(dev, Dtype::fp32) * c.dwconv_f32_flop_efficiency)),
+                          op.bytes / (dev.copy_bw * c.dwconv_f32_memory_efficiency));
         break;
       }
       const double ef = c.dwconv_flop_efficiency > 0 ? c.dwconv_flop_efficiency : c.gemm_efficiency;

@@ -61,11 +61,13 @@ struct ComputeConstants {
   double transpose_efficiency = 0;    // strided (transposing) copies: achieved / probe copy bandwidth
   double dwconv_flop_efficiency = 0;  // depthwise convolution: achieved / fp32 CUDA-core rate
   double dwconv_memory_efficiency = 0;  // depthwise convolution: achieved / probe copy bandwidth
-  // Depthwise convolution in TF32 training (fp32 tensors, TF32 allowed), from single convolutions timed alone
-  // (`calibrate fit --conv-probe-tf32`): max(dw_input_flops / (R_fp32 x e_f), bytes / (B x e_m)) per pass for
-  // k < 7, and dw_input_flops / (R_fp32 x e_7) for k >= 7 (cuDNN's implicit-GEMM weight gradient); 0 = as 16-bit
-  // above. Strict fp32 keeps the 16-bit law: no fp32 depthwise shape was probed (docs/calibration.md).
-  double dwconv_tf32_flop_efficiency = 0, dwconv_tf32_memory_efficiency = 0, dwconv_tf32_k7_flop_efficiency = 0;
+  // Depthwise convolution in fp32 tensors (TF32 or strict fp32 training), from single convolutions timed alone
+  // (`calibrate fit --conv-probe-tf32 / --depthwise-probe`): max(dw_input_flops / (R_fp32 x e_f), bytes / (B x e_m))
+  // per pass for k < 7 (the same CUDA-core kernels in both), and dw_input_flops / (R_fp32 x e_7) for k >= 7, e_7 per
+  // dtype (cuDNN's weight-gradient kernels differ: an implicit GEMM in TF32, direct kernels in fp32); 0 = as
+  // 16-bit above (an e_7 of 0: the k < 7 law).
+  double dwconv_f32_flop_efficiency = 0, dwconv_f32_memory_efficiency = 0;
+  double dwconv_tf32_k7_flop_efficiency = 0, dwconv_fp32_k7_flop_efficiency = 0;
   // NCHW kernels (channels_last off), from kernel-level profiles (tools/fit_nchw_classes.py); 0 = as NHWC.
   // BatchNorm: t = elements / min(C * r_c, r_max) + N * C * t_plane, forward and backward apart.
   double bn_nchw_fwd_rate_per_channel = 0, bn_nchw_fwd_max_rate = 0;  // elements per second

@@ -48,7 +48,7 @@ struct Op {
   // LayerNorm gives its `channels` per row.
   bool nchw = false;
   double channels = 0, planes = 0, elements = 0;
-  // A depthwise convolution (simt) in TF32 training (fp32 tensors): cuDNN's kernels walk every input
+  // A depthwise convolution (simt) in fp32 tensors (TF32 / fp32 training): cuDNN's kernels walk every input
   // position whatever the stride, so they are timed by dw_input_flops = 2 x input elements x k^2 per pass (not the
   // output's FLOPs) and, for k >= 7, by a class of their own (docs/calibration.md, "Convolutions in TF32 and fp32").
   Flops dw_input_flops;

@@ -250,41 +250,49 @@ TEST_CASE("build_conv_layer_ops: a strided depthwise convolution in TF32 counts 
   CHECK(b->dw_input_flops.value() == Approx(f->dw_input_flops.value()));
 }
 
-TEST_CASE("calibrate fit --conv-probe-tf32: the TF32 depthwise law is recovered from convolutions timed at it",
+TEST_CASE("calibrate fit --conv-probe-tf32 / --depthwise-probe: the fp32-tensor depthwise law is recovered",
           "[conv_check]") {
   auto [dev, constants] = h200();
   std::vector<std::string> errors;
-  // Three k < 7 shapes (stride 1 and 2, FLOP- and byte-bound) and one 7x7, "measured" at the model's own times
-  // with e_f = 0.2, e_m = 0.5 and e_7 = 0.03; a bf16 depthwise row at ten times its time must not move them.
+  // Three k < 7 shapes (stride 1 and 2, FLOP- and byte-bound) and one 7x7, in tf32 in one file and in fp32 in
+  // another, "measured" at the model's own times with e_f = 0.2, e_m = 0.5, e_7 = 0.03 (tf32) and 0.01 (fp32); a
+  // bf16 depthwise row at ten times its time must not move them.
   const std::string shapes[] = {
       R"("c_in": 32, "h": 112, "w": 112, "c_out": 32, "k": [3, 3], "stride": [1, 1], "pad": [1, 1], "groups": 32)",
       R"("c_in": 144, "h": 56, "w": 56, "c_out": 144, "k": [5, 5], "stride": [2, 2], "pad": [2, 2], "groups": 144)",
       R"("c_in": 480, "h": 14, "w": 14, "c_out": 480, "k": [3, 3], "stride": [1, 1], "pad": [1, 1], "groups": 480)",
       R"("c_in": 96, "h": 56, "w": 56, "c_out": 96, "k": [7, 7], "stride": [1, 1], "pad": [3, 3], "groups": 96)"};
   const auto& line = probe_line;
-  std::string draft;
-  for (const auto& s : shapes) draft += line(s, "tf32", 1.0);
-  draft += line(shapes[0], "bf16", 1.0);
   FitConstants at = constants;
-  at.compute.dwconv_tf32_flop_efficiency = 0.2;
-  at.compute.dwconv_tf32_memory_efficiency = 0.5;
+  at.compute.dwconv_f32_flop_efficiency = 0.2;
+  at.compute.dwconv_f32_memory_efficiency = 0.5;
   at.compute.dwconv_tf32_k7_flop_efficiency = 0.03;
-  const auto model = check_convs(write_temp("dw_tf32_draft.jsonl", draft), dev, at, "nhwc", errors);
-  REQUIRE(model.size() == 5);
-  std::string probe;
-  for (std::size_t i = 0; i < 4; ++i) probe += line(shapes[i], "tf32", model[i].predicted_ms);
-  probe += line(shapes[0], "bf16", 10 * model[4].predicted_ms);
-  const auto f = fit_tf32_depthwise(write_temp("dw_tf32.jsonl", probe), dev, constants, errors);
+  at.compute.dwconv_fp32_k7_flop_efficiency = 0.01;
+  std::vector<std::string> files;
+  for (const char* dtype : {"tf32", "fp32"}) {
+    std::string draft;
+    for (const auto& s : shapes) draft += line(s, dtype, 1.0);
+    const auto model = check_convs(write_temp("dw_draft.jsonl", draft), dev, at, "nhwc", errors);
+    REQUIRE(model.size() == 4);
+    std::string probe;
+    for (std::size_t i = 0; i < 4; ++i) probe += line(shapes[i], dtype, model[i].predicted_ms);
+    probe += line(shapes[0], "bf16", 10 * model[0].predicted_ms);
+    files.push_back(write_temp(std::string("dw_") + dtype + ".jsonl", probe));
+  }
+  const auto f = fit_f32_depthwise(files, dev, constants, errors);
   REQUIRE(errors.empty());
   REQUIRE(f);
-  CHECK(f->rows == 3);
-  CHECK(f->k7_rows == 1);
+  CHECK(f->rows == 6);
+  CHECK(f->tf32_k7_rows == 1);
+  CHECK(f->fp32_k7_rows == 1);
   CHECK(f->flop_efficiency == Approx(0.2).epsilon(0.01));
   CHECK(f->memory_efficiency == Approx(0.5).epsilon(0.01));
-  CHECK(f->k7_flop_efficiency == Approx(0.03).epsilon(0.01));
+  CHECK(f->tf32_k7_flop_efficiency == Approx(0.03).epsilon(0.01));
+  CHECK(f->fp32_k7_flop_efficiency == Approx(0.01).epsilon(0.01));
   CHECK(f->rms_log_error < 0.01);
-  // A probe without TF32 depthwise rows says so.
-  CHECK_FALSE(fit_tf32_depthwise(write_temp("dw_none.jsonl", line(shapes[0], "bf16", 1.0)), dev, constants, errors));
+  // A probe without fp32-tensor depthwise rows says so.
+  CHECK_FALSE(fit_f32_depthwise({write_temp("dw_none.jsonl", line(shapes[0], "bf16", 1.0))}, dev, constants, errors));
   REQUIRE_FALSE(errors.empty());
-  CHECK(errors.back().find("no channels-last tf32 depthwise convolution to fit") != std::string::npos);
+  CHECK(errors.back().find("dw_none.jsonl: no channels-last tf32 or fp32 depthwise convolution with k < 7 to fit") !=
+        std::string::npos);
 }

@@ -300,7 +300,7 @@ TEST_CASE("models::compute: kernel classes below the copy bandwidth (hand-comput
     c.dwconv_flop_efficiency = 0.25;  // a quarter of the rate: four times the time
     CHECK(op_gpu_time(op, dev, c).value() == Approx(4e12 / r32));
   }
-  SECTION("TF32 depthwise: its own law over input positions, k >= 7 by FLOPs alone, strict fp32 unchanged") {
+  SECTION("fp32-tensor depthwise: its own law over input positions, k >= 7 by FLOPs alone per dtype") {
     op.kind = OpKind::simt;
     op.dtype = Dtype::tf32;
     op.flops = Flops(1e11);           // the output's FLOPs (a stride-2 convolution)
@@ -308,8 +308,8 @@ TEST_CASE("models::compute: kernel classes below the copy bandwidth (hand-comput
     op.dw_kernel = 3;
     c.dwconv_flop_efficiency = 1.0;
     c.dwconv_memory_efficiency = 0.5;
-    c.dwconv_tf32_flop_efficiency = 0.5;
-    c.dwconv_tf32_memory_efficiency = 0.25;  // 3.2 GB at 1,000 GB/s: 3.2 ms
+    c.dwconv_f32_flop_efficiency = 0.5;
+    c.dwconv_f32_memory_efficiency = 0.25;  // 3.2 GB at 1,000 GB/s: 3.2 ms
     c.dwconv_tf32_k7_flop_efficiency = 0.02;
     const double r32 = dev.surface.fits.at(Dtype::fp32).rate.value();
     // max(4e11 / (r32 x 0.5), 3.2 ms): about 16 ms at 50 TFLOP/s, FLOP-bound.
@@ -318,9 +318,16 @@ TEST_CASE("models::compute: kernel classes below the copy bandwidth (hand-comput
     CHECK(op_gpu_time(op, dev, c).ms() == Approx(3.2));
     op.dw_kernel = 7;  // the k >= 7 class: FLOPs alone at its own efficiency
     CHECK(op_gpu_time(op, dev, c).value() == Approx(1e10 / (r32 * 0.02)));
-    op.dtype = Dtype::fp32;  // strict fp32: the 16-bit law over the output's FLOPs, as before
+    op.dtype = Dtype::fp32;  // strict fp32: its own k >= 7 class, the shared law below 7
+    c.dwconv_fp32_k7_flop_efficiency = 0.01;
+    CHECK(op_gpu_time(op, dev, c).value() == Approx(1e10 / (r32 * 0.01)));
+    c.dwconv_fp32_k7_flop_efficiency = 0;  // no fp32 k >= 7 class: the k < 7 law (bytes bind)
+    CHECK(op_gpu_time(op, dev, c).ms() == Approx(3.2));
+    op.dw_kernel = 3;
+    CHECK(op_gpu_time(op, dev, c).ms() == Approx(3.2));
+    op.dtype = Dtype::bf16;  // 16-bit tensors: the 16-bit law over the output's FLOPs
     CHECK(op_gpu_time(op, dev, c).value() == Approx(std::max(1e11 / r32, 3.2e9 / (4000e9 * 0.5))));
-    c.dwconv_tf32_flop_efficiency = 0;  // TF32 without the constants: the 16-bit law too
+    c.dwconv_f32_flop_efficiency = 0;  // without the constants: the 16-bit law
     op.dtype = Dtype::tf32;
     CHECK(op_gpu_time(op, dev, c).value() == Approx(std::max(1e11 / r32, 3.2e9 / (4000e9 * 0.5))));
   }
