@@ -68,6 +68,22 @@ TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]")
   CHECK(g->compute.grouped_conv.stride_factor == Approx(2.2));
   CHECK(g->compute.grouped_conv.pass_cost.us() == Approx(55));
   CHECK(g->compute.roll_rate == Approx(109e9));
+  // So do the per-dtype convolution efficiencies and the fp32-tensor depthwise law.
+  fc.compute.conv_tf32_efficiency = 0.817;
+  fc.compute.conv_fp32_efficiency = 1.54;
+  fc.compute.dwconv_f32_flop_efficiency = 0.126;
+  fc.compute.dwconv_f32_memory_efficiency = 0.679;
+  fc.compute.dwconv_tf32_k7_flop_efficiency = 0.02;
+  fc.compute.dwconv_fp32_k7_flop_efficiency = 0.0143;
+  errors.clear();
+  auto d = parse_constants(constants_to_json(fc), "f.json", errors);
+  REQUIRE(d);
+  CHECK(d->compute.conv_tf32_efficiency == Approx(0.817));
+  CHECK(d->compute.conv_fp32_efficiency == Approx(1.54));
+  CHECK(d->compute.dwconv_f32_flop_efficiency == Approx(0.126));
+  CHECK(d->compute.dwconv_f32_memory_efficiency == Approx(0.679));
+  CHECK(d->compute.dwconv_tf32_k7_flop_efficiency == Approx(0.02));
+  CHECK(d->compute.dwconv_fp32_k7_flop_efficiency == Approx(0.0143));
   // So do the elementwise paths' rates (GB/s in the file).
   fc.compute.elementwise_unrolled_bw = 2530e9;
   fc.compute.elementwise_broadcast_bw = 1571e9;
