@@ -270,7 +270,7 @@ int run_fit_command(const CalibrateOptions& o) {
     fc.stats["final_mape_records"] = final_check.summary.mape_records;
   }
   if (!gemm_stats.is_null()) fc.stats["gemm_surface"] = gemm_stats;
-  if (!conv_stats.is_null()) fc.stats["conv_16bit"] = conv_stats;
+  if (!conv_stats.is_null()) fc.stats["conv_probes"] = conv_stats;
   if (o.host_cpu_scale) {
     nlohmann::json scales = nlohmann::json::array();
     for (std::size_t s = 0; s < o.fit_runs.size(); ++s)

@@ -121,35 +121,34 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
 std::optional<double> match_conv_efficiency(const std::string& path, const DeviceModel& dev,
                                             const FitConstants& constants, std::vector<std::string>& errors,
                                             int* rows, Precision dtype) {
-  // Total predicted / measured time over the matched convolutions at efficiency e.
-  auto ratio = [&](double e, int* n) {
-    FitConstants c = constants;
-    conv_efficiency_of(c.compute, gemm_dtype(dtype)) = e;
-    double pred = 0, meas = 0;
-    int count = 0;
-    for (const auto& r : check_convs(path, dev, c, "nhwc", errors)) {
-      if ((r.kind != "pointwise" && r.kind != "spatial") || r.dtype != dtype) continue;
-      pred += r.predicted_ms;
-      meas += r.measured_ms;
-      ++count;
-    }
-    if (n) *n = count;
-    return meas > 0 ? pred / meas : 0.0;
-  };
-  int n = 0;
+  // The probe is read once; each step of the bisection re-predicts its rows.
+  std::vector<ConvCheckRow> matched;
   const std::size_t before = errors.size();
-  if (ratio(1.0, &n) <= 0 || errors.size() != before) {
-    if (errors.size() == before)
-      errors.push_back(path + ": no channels-last pointwise or spatial " + to_string(dtype) +
-                       " convolution to match");
+  for (const auto& r : check_convs(path, dev, constants, "nhwc", errors))
+    if ((r.kind == "pointwise" || r.kind == "spatial") && r.dtype == dtype) matched.push_back(r);
+  if (errors.size() != before) return std::nullopt;
+  if (matched.empty()) {
+    errors.push_back(path + ": no channels-last pointwise or spatial " + to_string(dtype) + " convolution to match");
     return std::nullopt;
   }
+  ComputeConstants c = constants.compute;
+  double& e = conv_efficiency_of(c, gemm_dtype(dtype));
+  // Total predicted / measured time over the matched convolutions at the current e.
+  auto ratio = [&] {
+    double pred = 0, meas = 0;
+    for (auto& r : matched) {
+      predict_row(r, dev, c);
+      pred += r.predicted_ms;
+      meas += r.measured_ms;
+    }
+    return pred / meas;
+  };
   double lo = 0.2, hi = 3.0;  // the predicted time falls as the efficiency rises
   for (int i = 0; i < 50; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (ratio(mid, nullptr) > 1.0 ? lo : hi) = mid;
+    e = 0.5 * (lo + hi);
+    (ratio() > 1.0 ? lo : hi) = e;
   }
-  if (rows) *rows = n;
+  if (rows) *rows = static_cast<int>(matched.size());
   return 0.5 * (lo + hi);
 }
 
@@ -208,7 +207,6 @@ std::optional<DepthwiseF32Fit> fit_f32_depthwise(const std::vector<std::string>&
     return std::sqrt(cost(rows) / static_cast<double>(rows.size()));
   };
   DepthwiseF32Fit f;
-  c.dwconv_tf32_k7_flop_efficiency = c.dwconv_fp32_k7_flop_efficiency = 0;
   f.rms_log_error = search({&c.dwconv_f32_flop_efficiency, &c.dwconv_f32_memory_efficiency}, small);
   f.rows = static_cast<int>(small.size());
   if (!large_tf32.empty()) {

@@ -45,17 +45,17 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
 ConvCheckSummary summarize_convs(const std::vector<ConvCheckRow>& rows);
 
 // The convolution efficiency of `dtype` (ComputeConstants::conv_16bit_efficiency for bf16, conv_fp16_efficiency,
-// conv_tf32_efficiency, conv_fp32_efficiency) at which the model's total time over the probe's channels-last pointwise and spatial convolutions of that dtype
-// (not the first, grouped or depthwise ones, which have classes of their own) equals the measured total, the
-// other constants as given; by bisection on [0.2, 3]. `rows` gets the number of convolutions matched. nullopt
+// conv_tf32_efficiency, conv_fp32_efficiency) at which the model's total time over the probe's channels-last
+// pointwise and spatial convolutions of that dtype (not the first, grouped or depthwise ones, which have classes
+// of their own) equals the measured total, the other constants as given; by bisection on [0.2, 3]. `rows` gets the number of convolutions matched. nullopt
 // when the file yields none (errors say why).
 std::optional<double> match_conv_efficiency(const std::string& path, const DeviceModel& dev,
                                             const FitConstants& constants, std::vector<std::string>& errors,
                                             int* rows = nullptr, Precision dtype = Precision::bf16);
 
 // The fp32-tensor depthwise law (ComputeConstants::dwconv_f32_*, dwconv_tf32_k7_*, dwconv_fp32_k7_*), fitted to
-// the channels-last tf32 and fp32 depthwise rows of the probe files by least squares of ln(predicted / measured) over a grid (0.05 then 0.005 in
-// ln e): flop and memory efficiency over the k < 7 rows of both dtypes, each dtype's k >= 7 flop efficiency over
+// the channels-last tf32 and fp32 depthwise rows of the probe files by least squares of ln(predicted / measured)
+// over a grid (0.05 then 0.005 in ln e): flop and memory efficiency over the k < 7 rows of both dtypes, each dtype's k >= 7 flop efficiency over
 // its own k >= 7 rows (0 when there are none). nullopt when the files have no k < 7 row (errors say why).
 struct DepthwiseF32Fit {
   double flop_efficiency = 0, memory_efficiency = 0, tf32_k7_flop_efficiency = 0, fp32_k7_flop_efficiency = 0;
