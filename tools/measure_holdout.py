@@ -365,6 +365,35 @@ CONFIGS11 = held_out_set(11, [
     vision("mobilenet_v2", 128, precision="fp32"),
 ])
 
+# A twelfth set (2026-12-04, later session), defined before it is measured, blind: the host's launch probe is
+# recorded before and after (--micro-launch) to test the launch-probe host scaling of the CPU costs
+# (docs/calibration.md, "Host CPU speed from the launch probe"): launch-bound steps of many networks and GPTs,
+# and GPU-bound steps of new shapes, precisions and optimizers, one near the memory limit.
+CONFIGS12 = held_out_set(12, [
+    vision("resnet50", 32),
+    vision("resnet18", 64),
+    vision("efficientnet_b0", 64),
+    vision("mobilenet_v3_large", 128),
+    vision("vit_b_16", 32),
+    vision("swin_t", 32),
+    vision("densenet121", 64),
+    vision("regnet_x_400mf", 128),
+    vision("convnext_tiny", 32),
+    gpt("gpt-124m", 12, 768, 12, 256, 4, optimizer="sgd-momentum", graphs=False, iters=30),
+    gpt("tiny", 4, 256, 4, 128, 8, optimizer="sgd-momentum", graphs=False, iters=50),
+    gpt("d512-l8", 8, 512, 8, 512, 2, graphs=False, iters=30),
+    gpt("gpt-350m", 24, 1024, 16, 1024, 12),
+    gpt("gpt-760m", 24, 1536, 16, 2048, 4),
+    gpt("gpt-124m", 12, 768, 12, 2048, 8, precision="fp16"),
+    gpt("d1024-l12", 12, 1024, 16, 1024, 16, optimizer="sgd"),
+    gpt("gpt-2.7b", 32, 2560, 32, 1024, 24),
+    vision("resnet50", 192),
+    vision("resnet101", 96, precision="tf32"),
+    vision("vit_b_16", 96),
+    vision("efficientnet_b1", 96),
+    vision("wide_resnet50_2", 64),
+])
+
 # ------------------------------------------------------------------------------------------------------ model
 
 class Block(nn.Module):
@@ -715,13 +744,13 @@ def main():
     ap.add_argument("--out", help="JSONL file to write")
     ap.add_argument("--only", default="", help="run only configurations whose id contains this")
     ap.add_argument("--list", action="store_true", help="print the configurations and exit")
-    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 12)),
-                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS11)")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 13)),
+                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS12)")
     ap.add_argument("--micro-launch", action="store_true",
                     help="also record the host's eager launch cost (micro/launch) before and after the runs")
     a = ap.parse_args()
     todo = [c for c in {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5, 6: CONFIGS6, 7: CONFIGS7, 8: CONFIGS8,
-            9: CONFIGS9, 10: CONFIGS10, 11: CONFIGS11}[a.set] if a.only in c["id"]]
+            9: CONFIGS9, 10: CONFIGS10, 11: CONFIGS11, 12: CONFIGS12}[a.set] if a.only in c["id"]]
     if a.list:
         for c in todo:
             print(json.dumps(describe(c)))
