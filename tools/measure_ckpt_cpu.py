@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""The CPU cost of activation checkpointing, measured in pairs on one host.
+
+torch.utils.checkpoint (non-reentrant, use_reentrant=False, as the harness and PyTorch recommend) runs the block
+forward under saved-tensor hooks: every tensor autograd saves goes through a Python pack hook, the backward's first
+unpack re-runs the block's forward from Python, and each recomputed tensor passes the hooks again. A held-out
+checkpointed gpt-350m b8 step ran 12-23% slower than predicted with the GPU time right: its host issue time doubles
+with checkpointing (docs/calibration.md, "Activation checkpointing's CPU cost").
+
+For each GPT size and optimizer this times the same step with and without checkpointing, interleaved over ROUNDS
+rounds: the host's issue time alone (after a synchronize, until step() returns; median) and the pipelined step time.
+Writes `kind: train` records in the reference-run format (so `gpuplan calibrate check` predicts them) with `step_ms`
+(pipelined, median over rounds), `issue_ms` and `issue_ms_rounds`, and the host's launch probe before and after.
+Usage: python3 tools/measure_ckpt_cpu.py OUT.jsonl [--rounds 4]
+"""
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+
+import torch
+
+import measure_holdout as mh
+
+SIZES = [("gpt-124m", 12, 768, 12, 1024, 4), ("d512-l8", 8, 512, 8, 512, 8), ("gpt-350m", 24, 1024, 16, 1024, 8),
+         ("gpt-760m", 24, 1536, 16, 1024, 4), ("gpt-1.3b", 24, 2048, 16, 1024, 2)]
+OPTIMIZERS = ["adamw-fused", "sgd-momentum"]
+
+
+def build(c):
+    with torch.device("cuda"):
+        model = mh.GPT(c["layers"], c["d_model"], c["heads"], c["seq"], c["activation_checkpointing"])
+    model.train()
+    opt = mh.make_optimizer(c["optimizer"], model.parameters())
+    rec = mh.describe(c)
+    rec["params"] = mh.n_params(model)
+    return mh.gpt_step_fn(c, model, opt), rec, (model, opt)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--rounds", type=int, default=4)
+    a = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("measure_ckpt_cpu: no CUDA device", file=sys.stderr)
+        return 1
+    mh.set_precision_flags("bf16")
+    common = mh.common_fields()
+    out = [dict(mh.micro_launch(common), id="micro/launch-before-ckpt")]
+    for size, layers, d, heads, seq, batch in SIZES:
+        group = []
+        for opt_name in OPTIMIZERS:
+            for ckpt in (False, True):
+                c = mh.gpt(size, layers, d, heads, seq, batch, optimizer=opt_name, ckpt=ckpt)
+                c["id"] = c["id"].replace("holdout/", "ckpt-cpu/")
+                step, rec, keep = build(c)
+                for _ in range(4):
+                    step()
+                torch.cuda.synchronize()
+                group.append((step, rec, keep, [], []))
+        for _ in range(a.rounds):
+            for step, rec, keep, issue, piped in group:
+                iss = []
+                for _ in range(5):
+                    torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                    step()
+                    iss.append((time.perf_counter() - t0) * 1e3)
+                torch.cuda.synchronize()
+                issue.append(statistics.median(iss))
+                t0 = time.perf_counter()
+                for _ in range(8):
+                    step()
+                torch.cuda.synchronize()
+                piped.append((time.perf_counter() - t0) * 1e3 / 8)
+        for step, rec, keep, issue, piped in group:
+            rec.update({"step_ms": round(statistics.median(piped), 3), "step_ms_rounds": [round(v, 3) for v in piped],
+                        "issue_ms": round(statistics.median(issue), 3), "issue_ms_rounds": [round(v, 3) for v in issue],
+                        "iters": 13 * a.rounds})
+            rec.update(common)
+            out.append(rec)
+            print(f"{rec['id']:<48} step {rec['step_ms']:8.2f} ms  issue {rec['issue_ms']:8.2f} ms", flush=True)
+        del group
+        gc.collect()
+        torch.cuda.empty_cache()
+    out.append(dict(mh.micro_launch(common), id="micro/launch-after-ckpt"))
+    with open(a.out, "w") as f:
+        for r in out:
+            f.write(json.dumps(r) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
