@@ -41,6 +41,7 @@ struct CalibrateOptions {
   std::string conv_probe_tf32;        // fit: ... in TF32 (--tf32) for the TF32 conv efficiency
   std::string conv_probe_fp32;        // fit: ... in strict fp32 (--fp32) for the fp32 conv efficiency
   std::vector<std::string> depthwise_probes;  // fit: more depthwise rows (--depthwise-only) for the fp32-tensor law
+  std::vector<std::string> ckpt_cpu;  // fit: paired checkpointed / plain steps (tools/measure_ckpt_cpu.py)
   bool host_cpu_scale = false;        // fit: one CPU speed factor per runs file after the first
   std::string probe;                  // convs: tools/probe_conv_layout.py output
   std::string layout = "nhwc";        // convs: nhwc, nchw or both
@@ -251,6 +252,22 @@ int run_fit_command(const CalibrateOptions& o) {
               << d->tf32_k7_rms_log_error << "), fp32 " << d->fp32_k7_flop_efficiency << " over " << d->fp32_k7_rows
               << " (RMS " << d->fp32_k7_rms_log_error << ")\n";
   }
+  // Activation checkpointing's CPU cost per recomputed call, fitted to paired measurements with everything else held.
+  nlohmann::json ckpt_stats;
+  if (!o.ckpt_cpu.empty()) {
+    std::vector<std::string> cerr;
+    const auto r = calibrate::fit_recompute_cpu(o.ckpt_cpu, dev, fc.compute, cerr);
+    if (!report(cerr) || !r) return kExitBadInput;
+    fc.compute.cpu_per_recompute_eager = Seconds(r->seconds);
+    ckpt_stats = {{"runs", join(o.ckpt_cpu)},
+                            {"records", r->records},
+                            {"cpu_per_recompute_eager_us", r->seconds * 1e6},
+                            {"rms_log_error_before", r->rms_log_before},
+                            {"rms_log_error_after", r->rms_log_after}};
+    std::cerr << "activation checkpointing: " << r->seconds * 1e6 << " us of CPU per recomputed call, fitted to "
+              << r->records << " checkpointed steps (RMS ln error " << r->rms_log_before << " -> " << r->rms_log_after
+              << ")\n";
+  }
   fc.compute.source =
       "gpuplan calibrate fit: Levenberg-Marquardt least squares of ln(predicted/measured) step time over the "
       "GPU-bound train records of " + runs_names + " with profile " + o.profile + " (docs/calibration.md#method)";
@@ -271,6 +288,7 @@ int run_fit_command(const CalibrateOptions& o) {
   }
   if (!gemm_stats.is_null()) fc.stats["gemm_surface"] = gemm_stats;
   if (!conv_stats.is_null()) fc.stats["conv_probes"] = conv_stats;
+  if (!ckpt_stats.is_null()) fc.stats["ckpt_cpu"] = ckpt_stats;
   if (o.host_cpu_scale) {
     nlohmann::json scales = nlohmann::json::array();
     for (std::size_t s = 0; s < o.fit_runs.size(); ++s)
@@ -359,6 +377,10 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   fit->add_option("--depthwise-probe", opts->depthwise_probes,
                   "depthwise convolutions timed alone in tf32 / fp32 (tools/probe_conv_layout.py --depthwise-only), "
                   "fitted with the TF32 probe's into the fp32-tensor depthwise law (repeatable)");
+  fit->add_option("--ckpt-cpu", opts->ckpt_cpu,
+                  "GPT steps timed with and without activation checkpointing on one host (tools/measure_ckpt_cpu.py "
+                  "output; repeatable, any runs file with checkpointed steps): the CPU cost per recomputed call is "
+                  "fitted to the checkpointed ones, after the fit");
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
   fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");

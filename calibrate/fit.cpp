@@ -245,6 +245,7 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
     fc.compute.cpu_per_bwd_kernel_eager = Seconds::us(c->non_negative("cpu_per_bwd_kernel_eager_us", true).value_or(0));
     fc.compute.cpu_per_step_eager = Seconds::us(c->non_negative("cpu_per_step_eager_us", true).value_or(0));
     fc.compute.cpu_per_op_eager = Seconds::us(c->number("cpu_per_op_eager_us", false).value_or(0));
+    fc.compute.cpu_per_recompute_eager = Seconds::us(c->non_negative("cpu_per_recompute_eager_us", false).value_or(0));
     read_kernel_classes(*c, fc.compute);
     read_nchw_classes(*c, fc.compute);
     read_probe_classes(*c, fc.compute);
@@ -512,6 +513,7 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
                     {"cpu_per_bwd_kernel_eager_us", c.cpu_per_bwd_kernel_eager.us()},
                     {"cpu_per_step_eager_us", c.cpu_per_step_eager.us()},
                     {"cpu_per_op_eager_us", c.cpu_per_op_eager.us()},
+                    {"cpu_per_recompute_eager_us", c.cpu_per_recompute_eager.us()},
                     {"bn_gelements_per_s", c.bn_element_rate / 1e9},
                     {"norm_row_cost_ns", c.norm_row_cost.value() * 1e9},
                     {"transpose_efficiency", c.transpose_efficiency},
@@ -589,6 +591,67 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
                             "workspace as PyTorch gives cuBLAS on Hopper (docs/calibration.md, probes)"}};
   if (!fc.stats.is_null()) j["fit"] = fc.stats;
   return j;
+}
+
+namespace {
+std::string join_paths(const std::vector<std::string>& paths) {
+  std::string s;
+  for (const auto& p : paths) s += (s.empty() ? "" : ", ") + p;
+  return s;
+}
+}  // namespace
+
+std::optional<RecomputeCpuFit> fit_recompute_cpu(const std::vector<std::string>& paths, const DeviceModel& dev,
+                                                 const ComputeConstants& constants, std::vector<std::string>& errors) {
+  const std::size_t before = errors.size();
+  std::vector<RunRecord> runs;
+  for (const auto& path : paths) {
+    auto r = load_runs(path, errors);
+    runs.insert(runs.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
+  }
+  if (errors.size() != before) return std::nullopt;
+  ComputeConstants c = constants;
+  c.cpu_per_recompute_eager = Seconds::us(0);
+  // With t_rc = 0 each record's prediction splits into its CPU issue, GPU busy time and recomputed calls; the
+  // step is max(CPU + t_rc x n_rc, GPU), so every candidate t_rc is timed without rebuilding the step.
+  struct Row {
+    double cpu, gpu, n_rc, measured;
+  };
+  std::vector<Row> rows;
+  for (const RunRecord* r : fit_records(runs)) {
+    if (!r->step.activation_checkpointing || r->step.cuda_graphs) continue;
+    const StepPrediction p = predict_step(r->step, dev, c);
+    if (p.recompute_calls <= 0) continue;
+    rows.push_back({p.cpu_issue.value(), p.gpu_busy.value(), p.recompute_calls, *r->measured.step_ms * 1e-3});
+  }
+  if (rows.empty()) {
+    errors.push_back(join_paths(paths) + ": no checkpointed train record with a measured step time (expected records with "
+                            "activation_checkpointing true and step_ms, as tools/measure_ckpt_cpu.py writes)");
+    return std::nullopt;
+  }
+  auto sse = [&](double t) {
+    double s = 0;
+    for (const Row& w : rows) {
+      const double e = std::log(std::max(w.cpu + t * w.n_rc, w.gpu) / w.measured);
+      s += e * e;
+    }
+    return s;
+  };
+  // Grid over 0..2 ms per call in 0.5 us steps: the sum of squares is piecewise smooth in t (the max switches),
+  // so a grid finds the global minimum where a local search might stop at a kink.
+  RecomputeCpuFit f;
+  f.records = static_cast<int>(rows.size());
+  double best = sse(0);
+  f.rms_log_before = std::sqrt(best / static_cast<double>(rows.size()));
+  for (int i = 1; i <= 4000; ++i) {
+    const double t = i * 0.5e-6, v = sse(t);
+    if (v < best) {
+      best = v;
+      f.seconds = t;
+    }
+  }
+  f.rms_log_after = std::sqrt(best / static_cast<double>(rows.size()));
+  return f;
 }
 
 }  // namespace gp::calibrate

@@ -91,4 +91,17 @@ std::vector<SessionError> leave_one_session_out(const std::vector<std::vector<Ru
                                                 const std::vector<std::string>& names, const DeviceModel& dev,
                                                 const ComputeConstants& start);
 
+// The CPU cost of activation checkpointing per recomputed forward call (ComputeConstants::cpu_per_recompute_eager),
+// fitted to the checkpointed train records of `paths` (tools/measure_ckpt_cpu.py: the same GPT steps with and
+// without checkpointing, measured in pairs on one host) with every other constant held: least squares of
+// ln(predicted / measured) step time by a grid over 0..2 ms. Errors as `FILE...: expectation` lines; nullopt then.
+struct RecomputeCpuFit {
+  double seconds = 0;         // the fitted cost per recomputed call
+  int records = 0;            // checkpointed records it was fitted to
+  double rms_log_before = 0;  // RMS ln(predicted / measured) over them with no such cost
+  double rms_log_after = 0;   // and with the fitted one
+};
+std::optional<RecomputeCpuFit> fit_recompute_cpu(const std::vector<std::string>& paths, const DeviceModel& dev,
+                                                 const ComputeConstants& constants, std::vector<std::string>& errors);
+
 }  // namespace gp::calibrate

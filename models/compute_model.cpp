@@ -253,9 +253,9 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     return p;
   }
   const double accum = std::max(1, step.grad_accum);
-  double kernels = 0, conv_calls_n = 0, fwd_kernels = 0, accum_kernels = 0, calls = 0;
+  double kernels = 0, conv_calls_n = 0, fwd_kernels = 0, accum_kernels = 0, calls = 0, recompute_calls = 0;
   Seconds compute;
-  auto account = [&](const Op& op, double times, Seconds& phase_time, bool python = false) {
+  auto account = [&](const Op& op, double times, Seconds& phase_time, bool python = false, bool recompute = false) {
     const double n = op_count(op, c) * times;
     if (python) fwd_kernels += op.kernels * n;
     const Seconds t = op_gpu_time(op, dev, c) * n;
@@ -265,6 +265,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     if (!op.nested && !op.engine_accumulate) {
       calls += n;
       if (python) p.calls_forward += n;
+      if (recompute) recompute_calls += n;
     }
     if (op.conv) conv_calls_n += n;
     p.flops += op.flops * n;
@@ -274,7 +275,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
   for (const Op& op : ops.micro) {
     if (op.phase == Phase::forward) {
       account(op, accum, p.gpu_forward, true);
-      if (step.activation_checkpointing && op.recompute) account(op, accum, p.gpu_backward, true);
+      if (step.activation_checkpointing && op.recompute) account(op, accum, p.gpu_backward, true, true);
     } else {
       account(op, accum, p.gpu_backward);
     }
@@ -298,12 +299,14 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
   p.kernels = kernels;
   p.calls = calls;
   p.conv_calls = conv_calls_n;
+  p.recompute_calls = recompute_calls;
   p.cpu_issue = step.cuda_graphs ? dev.launch_graph * kernels
                                  : c.cpu_per_kernel_eager * fwd_kernels +
                                        c.cpu_per_bwd_kernel_eager * (kernels - fwd_kernels - accum_kernels) +
                                        dev.launch_eager * accum_kernels +
                                        c.cpu_per_conv_eager * conv_calls_n +
-                                       c.cpu_per_op_eager * calls + c.cpu_per_step_eager;
+                                       c.cpu_per_op_eager * calls + c.cpu_per_recompute_eager * recompute_calls +
+                                       c.cpu_per_step_eager;
   p.total = std::max(p.cpu_issue, p.gpu_busy);
   p.gpu_busy_frac = p.total.value() > 0 ? p.gpu_busy / p.total : 0.0;
   if (p.cpu_issue > p.gpu_busy)

@@ -12,7 +12,8 @@
 // BatchNorm / depthwise / layout transforms; probe classes: pools by elements walked, the 3-channel first
 // convolution by FLOPs, bias-gradient sums at the probed rate of their shape), and NCHW layout transforms occur
 // per their convolution band's measured passes (op_count).
-// CPU issue time (eager): n_calls * t_call + n_fwd * t_fwd + n_bwd * t_bwd + n_conv * t_conv + t_step, n_calls
+// CPU issue time (eager): n_calls * t_call + n_fwd * t_fwd + n_bwd * t_bwd + n_conv * t_conv + n_rc * t_rc + t_step,
+// n_rc the forward calls activation checkpointing re-runs (t_rc their saved-tensor hooks' extra cost), n_calls
 // the framework calls (one per operator occurrence: a module call forward, an autograd node backward, an
 // optimizer call), whatever their kernel count; gradient-accumulation adds cost the launch probe's time per
 // kernel (issued inside AccumulateGrad); with a CUDA graph: n_k * t_graph (the launch probe's replay cost).
@@ -55,6 +56,11 @@ struct ComputeConstants {
   Seconds cpu_per_conv_eager = Seconds::us(20);    // extra CPU time of a cuDNN convolution call (plan lookup)
   Seconds cpu_per_step_eager = Seconds::ms(2);     // per optimizer step: loop, zero_grad, optimizer bookkeeping
   Seconds cpu_per_op_eager = Seconds::us(0);       // per framework call / autograd node, whatever its kernel count
+  // Activation checkpointing (torch.utils.checkpoint, non-reentrant): CPU per recomputed forward call beyond the
+  // call itself (the saved-tensor pack / unpack hooks in Python around every tensor autograd saves, the recompute
+  // run from the backward's first unpack), measured in pairs with and without checkpointing on one host
+  // (`calibrate fit --ckpt-cpu`, docs/calibration.md "Activation checkpointing's CPU cost"); 0 = none.
+  Seconds cpu_per_recompute_eager = Seconds::us(0);
   // Kernel classes, from kernel-level profiles (tools/fit_kernel_classes.py); 0 = the general constant above.
   double bn_element_rate = 0;         // BatchNorm kernels: elements per second (bf16 and fp32 alike), 0 = bytes only
   Seconds norm_row_cost;              // LayerNorm kernels: fixed cost per normalised row (whole GPU)
@@ -163,6 +169,7 @@ struct StepPrediction {
   double calls = 0;          // framework calls per step (eager CPU cost per call)
   double calls_forward = 0;  // of which in the forward (module and functional calls; recompute included)
   double conv_calls = 0;     // cuDNN convolution calls (forward and backward), each with its extra CPU cost
+  double recompute_calls = 0;  // forward calls re-run by activation checkpointing (each with its hooks' CPU cost)
   Flops flops;               // model FLOPs per step (recomputation included)
   double gpu_busy_frac = 0;  // gpu_busy / total
   Bottleneck bottleneck = Bottleneck::gpu_compute;

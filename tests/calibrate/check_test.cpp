@@ -136,6 +136,74 @@ TEST_CASE("calibrate::check: TF32 ConvNeXt steps of the tenth and eleventh held-
   CHECK(convnexts == 4);
 }
 
+TEST_CASE("calibrate::check: checkpointed GPT steps of seven sessions, with checkpointing's CPU cost",
+          "[calibrate][holdout]") {
+  // Every measured checkpointed step: the paired measurement and sets 13 and 2 (which cpu_per_recompute_eager is
+  // fitted to), and the GPU-bound ones of the reference, held-out 1, 9 and 10 (which it must leave alone). Without
+  // the cost the 22 averaged 19.7% (the small-batch ones -18% to -49%: the host's issue time doubles under
+  // checkpointing's saved-tensor hooks; docs/calibration.md, "Activation checkpointing's CPU cost").
+  Inputs in = load_inputs();
+  std::vector<std::string> errors;
+  std::vector<RunRecord> runs;
+  for (const char* f : {"calibrate/probes/results/ckpt-cpu-2026-12-04.jsonl",
+                        "calibrate/probes/results/h200-holdout13-2026-12-04.jsonl",
+                        "calibrate/probes/results/h200-holdout2-2026-12-02.jsonl", "calibrate/measured/h200-2026-12.jsonl",
+                        "calibrate/measured/h200-holdout-2026-12-02.jsonl",
+                        "calibrate/probes/results/h200-holdout9-2026-12-03.jsonl",
+                        "calibrate/probes/results/h200-holdout10-2026-12-03.jsonl"}) {
+    const auto r = load_runs(f, errors);
+    runs.insert(runs.end(), r.begin(), r.end());
+  }
+  REQUIRE(errors.empty());
+  const CheckReport rep = run_check(runs, in.profile, in.constants, 10.0);
+  int n = 0, gpu_bound = 0;
+  double sum = 0;
+  for (const auto& r : rep.records) {
+    if (!r.step_err_pct || !r.record->step.activation_checkpointing) continue;
+    INFO(r.record->id);
+    ++n;
+    sum += std::abs(*r.step_err_pct);
+    // Where the GPU sets the pace the added CPU must not show.
+    if (r.prediction.step.bottleneck != Bottleneck::launch_bound) {
+      ++gpu_bound;
+      CHECK(std::abs(*r.step_err_pct) <= 5.0);
+    }
+  }
+  CHECK(n == 22);
+  CHECK(gpu_bound == 8);
+  CHECK(sum / n <= 12.0);
+}
+
+TEST_CASE("calibrate::check: the twelfth held-out set, blind: GPU-bound steps and a 116 GiB step that fits",
+          "[calibrate][holdout]") {
+  // calibrate/probes/results/h200-holdout12-2026-12-04.jsonl, defined in a commit before it was measured and not
+  // fitted on. Its launch-bound steps follow that host's CPU (ResNet-50 b32 17.7 ms there, 33.9 ms on the reference
+  // host); the GPU-bound ones are the model's to get right: 1.5% on average, the largest 4.8% (the plain-SGD GPT).
+  Inputs in = load_inputs();
+  std::vector<std::string> errors;
+  const auto runs = load_runs("calibrate/probes/results/h200-holdout12-2026-12-04.jsonl", errors);
+  REQUIRE(errors.empty());
+  const CheckReport rep = run_check(runs, in.profile, in.constants, 10.0);
+  int n = 0;
+  double sum = 0;
+  for (const auto& r : rep.records) {
+    if (!r.step_err_pct || r.prediction.step.bottleneck == Bottleneck::launch_bound) continue;
+    INFO(r.record->id);
+    ++n;
+    sum += std::abs(*r.step_err_pct);
+    CHECK(std::abs(*r.step_err_pct) <= 6.0);
+    if (r.record->id == "holdout12/gpt-2.7b-b24-s1024-bf16") {
+      // 116.46 GiB measured: fits, and the predicted peak within 5%.
+      CHECK_FALSE(r.prediction.oom);
+      REQUIRE(r.mem_err_pct);
+      CHECK(std::abs(*r.mem_err_pct) <= 5.0);
+    }
+  }
+  CHECK(n == 8);
+  CHECK(sum / n <= 3.0);
+  CHECK(rep.summary.oom_agree == rep.summary.oom_records);
+}
+
 TEST_CASE("calibrate::check: predictions never read measured fields", "[calibrate]") {
   const Inputs in = load_inputs();
   std::vector<std::string> stripped;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <tuple>
 
 #include "calibrate/fit.hpp"
@@ -197,4 +198,44 @@ TEST_CASE("calibrate::fit: a second host's CPU speed is fitted as its own factor
   const FitResult one = fit_compute_constants(runs, dev, ComputeConstants{}, false);
   CHECK(one.session_cpu_scale.size() == 1);
   CHECK(one.mape_pct > 3 * hs.mape_pct);
+}
+
+TEST_CASE("calibrate::fit: the CPU cost per recomputed call is recovered from checkpointed runs made with it",
+          "[calibrate]") {
+  std::vector<std::string> errors;
+  auto profile = load_profile("calibrate/profiles/h200.json", errors);
+  auto fc = load_constants("calibrate/profiles/fit-h200.json", errors);
+  REQUIRE(errors.empty());
+  const DeviceModel dev = make_device_model(*profile);
+  // The paired measurements' records, their step times replaced by the model's with 85 us per recomputed call.
+  ComputeConstants truth = fc->compute;
+  truth.cpu_per_recompute_eager = Seconds::us(85);
+  std::ifstream in("calibrate/probes/results/ckpt-cpu-2026-12-04.jsonl");
+  const std::string path = "build/test-ckpt-cpu-synthetic.jsonl";
+  std::ofstream out(path);
+  std::string line;
+  int checkpointed = 0;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line);
+    if (j.value("kind", "") == "train") {
+      StepConfig step;
+      REQUIRE_FALSE(step_from_input(j, step));
+      j["step_ms"] = predict_step(step, dev, truth).total.ms();
+      checkpointed += step.activation_checkpointing;
+    }
+    out << j.dump() << "\n";
+  }
+  out.close();
+  REQUIRE(checkpointed == 10);
+  const auto f = fit_recompute_cpu({path}, dev, fc->compute, errors);
+  REQUIRE(f);
+  CHECK(f->records == 10);
+  CHECK(f->seconds * 1e6 == Approx(85).margin(0.5));
+  CHECK(f->rms_log_after < 1e-3);
+  CHECK(f->rms_log_before > 0.1);
+  // A file without checkpointed steps is refused with one line.
+  errors.clear();
+  CHECK_FALSE(fit_recompute_cpu({"calibrate/probes/results/h200-holdout12-2026-12-04.jsonl"}, dev, fc->compute, errors));
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].find("no checkpointed train record") != std::string::npos);
 }

@@ -139,6 +139,27 @@ TEST_CASE("models::compute: precision, accumulation and checkpointing", "[models
   CHECK(ck.flops.value() / plain.flops.value() == Approx(1.0 + 1711276032.0 / 8218214400.0).epsilon(1e-6));
 }
 
+TEST_CASE("models::compute: activation checkpointing charges its hooks' CPU per recomputed call", "[models]") {
+  const DeviceModel dev = device();
+  ComputeConstants c;
+  c.cpu_per_op_eager = Seconds::us(30);
+  StepConfig s = gpt(12, 768, 1024, 4);
+  const auto plain = predict_step(s, dev, c);
+  s.activation_checkpointing = true;
+  const auto ck0 = predict_step(s, dev, c);
+  c.cpu_per_recompute_eager = Seconds::us(100);
+  const auto ck = predict_step(s, dev, c);
+  // The recomputed calls are exactly the forward calls checkpointing adds; without checkpointing there are none.
+  CHECK(plain.recompute_calls == 0);
+  CHECK(ck.recompute_calls > 0);
+  CHECK(ck.recompute_calls == Approx(ck0.calls_forward - plain.calls_forward));
+  // Each costs 100 us more of CPU, and nothing else moves.
+  CHECK((ck.cpu_issue - ck0.cpu_issue).value() * 1e6 == Approx(100.0 * ck.recompute_calls));
+  CHECK(ck.gpu_busy.value() == Approx(ck0.gpu_busy.value()));
+  const auto plain_k = predict_step(StepConfig(gpt(12, 768, 1024, 4)), dev, c);
+  CHECK(plain_k.cpu_issue.value() == Approx(plain.cpu_issue.value()));
+}
+
 TEST_CASE("models::memory: AdamW training holds 16 bytes per parameter plus activations", "[models]") {
   StepConfig s = gpt(12, 768, 1024, 8);
   const auto m = predict_memory_from_ops(build_step_ops(s), s, {}, Bytes::gb(141), Bytes::gib(0.5));
