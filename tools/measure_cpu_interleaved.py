@@ -22,6 +22,7 @@ import time
 
 import torch
 
+import measure_cpu_overhead as mco  # the same step builder (GPT or torchvision, channels-last)
 import measure_holdout as mh
 
 VISION_B2 = ["resnet18", "resnet50", "resnet101", "wide_resnet50_2", "densenet121", "mobilenet_v2",
@@ -44,24 +45,10 @@ def configs():
 
 def build(c):
     """The step function of configuration c (model, optimizer and inputs on the GPU) and its record fields."""
+    step, fields = mco.build_step(c)
     rec = mh.describe(c)
-    if c["model"] == "gpt":
-        with torch.device("cuda"):
-            model = mh.GPT(c["layers"], c["d_model"], c["heads"], c["seq"], c["activation_checkpointing"])
-        model.train()
-        rec["params"] = mh.n_params(model)
-        opt = mh.make_optimizer(c["optimizer"], model.parameters())
-        return mh.gpt_step_fn(c, model, opt), rec
-    import torchvision
-    fn = getattr(torchvision.models, c["model"])
-    rec["fwd_flops_per_sample"], rec["params"] = mh.vision_flops(lambda: fn(weights=None))
-    rec["image_hw"] = [224, 224]
-    torch.backends.cudnn.benchmark = True
-    model = fn(weights=None).cuda().to(memory_format=torch.channels_last).train()
-    opt = mh.make_optimizer(c["optimizer"], model.parameters())
-    x = torch.randn(c["batch"], 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
-    y = torch.randint(0, 1000, (c["batch"],), device="cuda")
-    return mh.vision_step(model, opt, x, y, c["precision"]), rec
+    rec.update(fields)
+    return step, rec
 
 
 def main():
