@@ -300,6 +300,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
   p.calls = calls;
   p.conv_calls = conv_calls_n;
   p.recompute_calls = recompute_calls;
+  if (!step.cuda_graphs) p.cpu_recompute = c.cpu_per_recompute_eager * recompute_calls;
   p.cpu_issue = step.cuda_graphs ? dev.launch_graph * kernels
                                  : c.cpu_per_kernel_eager * fwd_kernels +
                                        c.cpu_per_bwd_kernel_eager * (kernels - fwd_kernels - accum_kernels) +

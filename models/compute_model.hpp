@@ -170,6 +170,7 @@ struct StepPrediction {
   double calls_forward = 0;  // of which in the forward (module and functional calls; recompute included)
   double conv_calls = 0;     // cuDNN convolution calls (forward and backward), each with its extra CPU cost
   double recompute_calls = 0;  // forward calls re-run by activation checkpointing (each with its hooks' CPU cost)
+  Seconds cpu_recompute;       // of cpu_issue, what checkpointing's hooks cost beyond the re-run calls (eager)
   Flops flops;               // model FLOPs per step (recomputation included)
   double gpu_busy_frac = 0;  // gpu_busy / total
   Bottleneck bottleneck = Bottleneck::gpu_compute;

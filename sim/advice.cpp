@@ -62,6 +62,13 @@ void compute_advice(const AdviceInputs& a, std::vector<std::string>& out) {
                       "depthwise and layout-transform kernels take %.1f of the %.1f ms step",
                       p.gpu_nchw.ms(), p.total.ms()));
   }
+  if (p.bottleneck == Bottleneck::launch_bound && j.step.activation_checkpointing &&
+      p.cpu_recompute.value() > kStepShare * p.total.value()) {
+    out.push_back(fmt("activation checkpointing keeps the CPU busy: its saved-tensor hooks and re-run forward cost "
+                      "%.1f ms of the %.1f ms the host takes to issue a step, and the GPU waits: turn it off if memory "
+                      "allows, or raise micro_batch",
+                      p.cpu_recompute.ms(), p.cpu_issue.ms()));
+  }
   if (p.bottleneck == Bottleneck::launch_bound) {
     if (!j.step.cuda_graphs) {
       out.push_back(fmt("enable CUDA graphs: launch-bound (CPU issues kernels for %.1f ms, GPU busy %.1f ms per step)",
