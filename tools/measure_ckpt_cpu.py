@@ -16,9 +16,7 @@ Usage: python3 tools/measure_ckpt_cpu.py OUT.jsonl [--rounds 4]
 import argparse
 import gc
 import json
-import statistics
 import sys
-import time
 
 import torch
 
@@ -60,29 +58,8 @@ def main():
                 for _ in range(4):
                     step()
                 torch.cuda.synchronize()
-                group.append((step, rec, keep, [], []))
-        for _ in range(a.rounds):
-            for step, rec, keep, issue, piped in group:
-                iss = []
-                for _ in range(5):
-                    torch.cuda.synchronize()
-                    t0 = time.perf_counter()
-                    step()
-                    iss.append((time.perf_counter() - t0) * 1e3)
-                torch.cuda.synchronize()
-                issue.append(statistics.median(iss))
-                t0 = time.perf_counter()
-                for _ in range(8):
-                    step()
-                torch.cuda.synchronize()
-                piped.append((time.perf_counter() - t0) * 1e3 / 8)
-        for step, rec, keep, issue, piped in group:
-            rec.update({"step_ms": round(statistics.median(piped), 3), "step_ms_rounds": [round(v, 3) for v in piped],
-                        "issue_ms": round(statistics.median(issue), 3), "issue_ms_rounds": [round(v, 3) for v in issue],
-                        "iters": 13 * a.rounds})
-            rec.update(common)
-            out.append(rec)
-            print(f"{rec['id']:<48} step {rec['step_ms']:8.2f} ms  issue {rec['issue_ms']:8.2f} ms", flush=True)
+                group.append((step, rec, keep))
+        out += mh.time_interleaved([g[0] for g in group], [g[1] for g in group], common, a.rounds, 5, 8)
         del group
         gc.collect()
         torch.cuda.empty_cache()

@@ -22,6 +22,7 @@ import datetime
 import gc
 import json
 import os
+import statistics
 import sys
 import threading
 import time
@@ -562,6 +563,37 @@ def time_steps(step, warmup, iters):
         t1 = time.perf_counter()
     per = sorted(a.elapsed_time(b) for a, b in ev)
     return (t1 - t0) * 1000.0 / iters, per, ps.fields()
+
+
+def time_interleaved(steps, records, common, rounds, issue_steps, piped_steps):
+    """Times several step functions round-robin, so that each sees the same host state as the others: per round and
+    step, the host's issue time alone (after a synchronize, until step() returns; median of `issue_steps`) and the
+    pipelined step time (mean of `piped_steps`). Fills each record with step_ms / issue_ms (medians over rounds), the
+    per-round values and `common`, prints a line each and returns the records."""
+    issue = [[] for _ in steps]
+    piped = [[] for _ in steps]
+    for _ in range(rounds):
+        for i, step in enumerate(steps):
+            iss = []
+            for _ in range(issue_steps):
+                torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                step()
+                iss.append((time.perf_counter() - t0) * 1e3)
+            torch.cuda.synchronize()
+            issue[i].append(statistics.median(iss))
+            t0 = time.perf_counter()
+            for _ in range(piped_steps):
+                step()
+            torch.cuda.synchronize()
+            piped[i].append((time.perf_counter() - t0) * 1e3 / piped_steps)
+    for rec, iss, pip in zip(records, issue, piped):
+        rec.update({"step_ms": round(statistics.median(pip), 3), "step_ms_rounds": [round(v, 3) for v in pip],
+                    "issue_ms": round(statistics.median(iss), 3), "issue_ms_rounds": [round(v, 3) for v in iss],
+                    "iters": (issue_steps + piped_steps) * rounds})
+        rec.update(common)
+        print(f"{rec['id']:<52} step {rec['step_ms']:8.3f} ms  issue {rec['issue_ms']:8.3f} ms", flush=True)
+    return records
 
 
 def micro_launch(common, n=20000, reps=5):

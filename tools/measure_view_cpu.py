@@ -14,9 +14,7 @@ Usage: python3 tools/measure_view_cpu.py OUT.jsonl [--rounds 6]
 """
 import argparse
 import json
-import statistics
 import sys
-import time
 
 import torch
 import torch.nn as nn
@@ -76,29 +74,8 @@ def main():
             for _ in range(5):
                 step()
             torch.cuda.synchronize()
-            group.append((step, rec, [], []))
-    for _ in range(a.rounds):
-        for step, rec, issue, piped in group:
-            iss = []
-            for _ in range(7):
-                torch.cuda.synchronize()
-                t0 = time.perf_counter()
-                step()
-                iss.append((time.perf_counter() - t0) * 1e3)
-            torch.cuda.synchronize()
-            issue.append(statistics.median(iss))
-            t0 = time.perf_counter()
-            for _ in range(10):
-                step()
-            torch.cuda.synchronize()
-            piped.append((time.perf_counter() - t0) * 1e3 / 10)
-    for step, rec, issue, piped in group:
-        rec.update({"step_ms": round(statistics.median(piped), 3), "step_ms_rounds": [round(v, 3) for v in piped],
-                    "issue_ms": round(statistics.median(issue), 3), "issue_ms_rounds": [round(v, 3) for v in issue],
-                    "iters": 17 * a.rounds})
-        rec.update(common)
-        out.append(rec)
-        print(f"{rec['id']:<52} step {rec['step_ms']:8.3f} ms  issue {rec['issue_ms']:8.3f} ms", flush=True)
+            group.append((step, rec))
+    out += mh.time_interleaved([g[0] for g in group], [g[1] for g in group], common, a.rounds, 7, 10)
     out.append(dict(mh.micro_launch(common), id="micro/launch-after-views"))
     with open(a.out, "w") as f:
         for r in out:
