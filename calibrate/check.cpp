@@ -143,9 +143,13 @@ std::string render_table(const CheckReport& r) {
     if (!p.step_ms && !p.reason.empty() && !p.oom) o << "    not predicted: " << p.reason << "\n";
   }
   const auto& s = r.summary;
-  o << "\nstep-time MAPE over GPU-bound train records: " << fmt("%.2f", s.mape_pct) << "% (tolerance "
-    << fmt("%.1f", s.tolerance_pct) << "%) " << (s.pass ? "PASS" : "FAIL") << "\n"
-    << "largest error: " << fmt("%.1f", s.max_abs_err_pct) << "% (" << s.max_err_id << "); within 25%: "
+  if (s.mape_records == 0)
+    o << "\nstep-time MAPE over GPU-bound train records: none with a measured and a predicted step time, nothing "
+         "to check: FAIL\n";
+  else
+    o << "\nstep-time MAPE over GPU-bound train records: " << fmt("%.2f", s.mape_pct) << "% (tolerance "
+      << fmt("%.1f", s.tolerance_pct) << "%) " << (s.pass ? "PASS" : "FAIL") << "\n";
+  o << "largest error: " << fmt("%.1f", s.max_abs_err_pct) << "% (" << s.max_err_id << "); within 25%: "
     << s.within_25 << " of " << s.mape_records << "\n"
     << "by predicted bottleneck: GPU " << fmt("%.2f", s.mape_gpu_pct) << "% over " << s.mape_gpu_records
     << ", launch-bound (host CPU) " << fmt("%.2f", s.mape_launch_pct) << "% over " << s.mape_launch_records << "\n"

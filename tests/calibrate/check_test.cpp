@@ -350,3 +350,18 @@ TEST_CASE("calibrate::profile_io: a profile survives a write and re-read", "[cal
   CHECK(q->memory_total.value() == p->memory_total.value());
   CHECK(q->context_memory.value() == p->context_memory.value());
 }
+
+TEST_CASE("calibrate::check: a file with no GPU-bound step to compare fails and says so", "[calibrate]") {
+  // Only a CPU-pipeline record (no GPU-bound train record): a check that compared nothing must not pass.
+  Inputs in = load_inputs();
+  std::vector<std::string> errors;
+  const auto runs = parse_runs(
+      {R"({"id":"l","kind":"train","model":"resnet50","batch":256,"precision":"bf16","data":"cpu-jpeg-pipeline",)"
+       R"("num_workers":4,"pin_memory":true,"sample_cpu_ms_1thread":3.2,"host":{"cpu_cores":16},"step_ms":262.1})"},
+      "loader-only.jsonl", errors);
+  REQUIRE(errors.empty());
+  const CheckReport rep = run_check(runs, in.profile, in.constants, 10.0);
+  CHECK(rep.summary.mape_records == 0);
+  CHECK_FALSE(rep.summary.pass);
+  CHECK(render_table(rep).find("nothing to check: FAIL") != std::string::npos);
+}
