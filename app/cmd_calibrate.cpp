@@ -260,10 +260,10 @@ int run_fit_command(const CalibrateOptions& o) {
     if (!report(cerr) || !r) return kExitBadInput;
     fc.compute.cpu_per_recompute_eager = Seconds(r->seconds);
     ckpt_stats = {{"runs", join(o.ckpt_cpu)},
-                            {"records", r->records},
-                            {"cpu_per_recompute_eager_us", r->seconds * 1e6},
-                            {"rms_log_error_before", r->rms_log_before},
-                            {"rms_log_error_after", r->rms_log_after}};
+                  {"records", r->records},
+                  {"cpu_per_recompute_eager_us", r->seconds * 1e6},
+                  {"rms_log_error_before", r->rms_log_before},
+                  {"rms_log_error_after", r->rms_log_after}};
     std::cerr << "activation checkpointing: " << r->seconds * 1e6 << " us of CPU per recomputed call, fitted to "
               << r->records << " checkpointed steps (RMS ln error " << r->rms_log_before << " -> " << r->rms_log_after
               << ")\n";

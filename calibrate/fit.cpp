@@ -625,8 +625,9 @@ std::optional<RecomputeCpuFit> fit_recompute_cpu(const std::vector<std::string>&
     rows.push_back({p.cpu_issue.value(), p.gpu_busy.value(), p.recompute_calls, *r->measured.step_ms * 1e-3});
   }
   if (rows.empty()) {
-    errors.push_back(join_paths(paths) + ": no checkpointed train record with a measured step time (expected records with "
-                            "activation_checkpointing true and step_ms, as tools/measure_ckpt_cpu.py writes)");
+    errors.push_back(join_paths(paths) +
+                     ": no checkpointed train record with a measured step time (expected records with "
+                     "activation_checkpointing true and step_ms, as tools/measure_ckpt_cpu.py writes)");
     return std::nullopt;
   }
   auto sse = [&](double t) {

@@ -64,9 +64,9 @@ void compute_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   }
   if (p.bottleneck == Bottleneck::launch_bound && j.step.activation_checkpointing &&
       p.cpu_recompute.value() > kStepShare * p.total.value()) {
-    out.push_back(fmt("activation checkpointing keeps the CPU busy: its saved-tensor hooks and re-run forward cost "
-                      "%.1f ms of the %.1f ms the host takes to issue a step, and the GPU waits: turn it off if memory "
-                      "allows, or raise micro_batch",
+    out.push_back(fmt("activation checkpointing keeps the CPU busy: its saved-tensor hooks and recompute bookkeeping "
+                      "take %.1f ms of the %.1f ms the host needs to issue a step, and the GPU waits: turn it off if "
+                      "memory allows, or raise micro_batch",
                       p.cpu_recompute.ms(), p.cpu_issue.ms()));
   }
   if (p.bottleneck == Bottleneck::launch_bound) {

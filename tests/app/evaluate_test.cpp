@@ -73,7 +73,8 @@ TEST_CASE("app::evaluate: an NCHW BatchNorm network is slower and told to use ch
 TEST_CASE("app::evaluate: a checkpointed small-batch GPT is CPU-bound and told what checkpointing costs") {
   // Measured (calibrate/probes/results/ckpt-cpu-2026-12-04.jsonl): gpt-760m b4 x 1,024 tokens 59.8 ms plain,
   // 122.6 ms checkpointed (the host's issue time doubles); at b16 the GPU sets the pace either way.
-  const std::string small = R"({"model": "gpt-760m", "micro_batch": 4, "seq": 1024, "steps": 100, "precision": "bf16"})";
+  const std::string small =
+      R"({"model": "gpt-760m", "micro_batch": 4, "seq": 1024, "steps": 100, "precision": "bf16"})";
   const auto plain = evaluate_one_h200(small, R"({"activation_checkpointing": false})");
   const auto ck = evaluate_one_h200(small, R"({"activation_checkpointing": true})");
   CHECK(ck.step_time.value() > 1.4 * plain.step_time.value());

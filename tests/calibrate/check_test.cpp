@@ -147,7 +147,8 @@ TEST_CASE("calibrate::check: checkpointed GPT steps of seven sessions, with chec
   std::vector<RunRecord> runs;
   for (const char* f : {"calibrate/probes/results/ckpt-cpu-2026-12-04.jsonl",
                         "calibrate/probes/results/h200-holdout13-2026-12-04.jsonl",
-                        "calibrate/probes/results/h200-holdout2-2026-12-02.jsonl", "calibrate/measured/h200-2026-12.jsonl",
+                        "calibrate/probes/results/h200-holdout2-2026-12-02.jsonl",
+                        "calibrate/measured/h200-2026-12.jsonl",
                         "calibrate/measured/h200-holdout-2026-12-02.jsonl",
                         "calibrate/probes/results/h200-holdout9-2026-12-03.jsonl",
                         "calibrate/probes/results/h200-holdout10-2026-12-03.jsonl"}) {

@@ -235,7 +235,8 @@ TEST_CASE("calibrate::fit: the CPU cost per recomputed call is recovered from ch
   CHECK(f->rms_log_before > 0.1);
   // A file without checkpointed steps is refused with one line.
   errors.clear();
-  CHECK_FALSE(fit_recompute_cpu({"calibrate/probes/results/h200-holdout12-2026-12-04.jsonl"}, dev, fc->compute, errors));
+  CHECK_FALSE(
+      fit_recompute_cpu({"calibrate/probes/results/h200-holdout12-2026-12-04.jsonl"}, dev, fc->compute, errors));
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].find("no checkpointed train record") != std::string::npos);
 }
