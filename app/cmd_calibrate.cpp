@@ -47,12 +47,6 @@ struct CalibrateOptions {
   std::string layout = "nhwc";        // convs: nhwc, nchw or both
 };
 
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : " + ") + x;
-  return s;
-}
-
 std::string default_constants_path(const std::string& profile) {
   const std::filesystem::path p(profile);
   return (p.parent_path() / ("fit-" + p.stem().string() + ".json")).string();
@@ -144,7 +138,7 @@ int run_fit_command(const CalibrateOptions& o) {
                           o.host_cpu_scale ? static_cast<int>(sessions.size()) - 1 : 0);
   }
   if (!report(errors) || !profile) return kExitBadInput;
-  const std::string runs_names = join(o.fit_runs);
+  const std::string runs_names = calibrate::join_paths(o.fit_runs, " + ");
   const DeviceModel dev = make_device_model(*profile);
   nlohmann::json gemm_stats;
   if (o.gemm_loo) {
@@ -259,7 +253,7 @@ int run_fit_command(const CalibrateOptions& o) {
     const auto r = calibrate::fit_recompute_cpu(o.ckpt_cpu, dev, fc.compute, cerr);
     if (!report(cerr) || !r) return kExitBadInput;
     fc.compute.cpu_per_recompute_eager = Seconds(r->seconds);
-    ckpt_stats = {{"runs", join(o.ckpt_cpu)},
+    ckpt_stats = {{"runs", calibrate::join_paths(o.ckpt_cpu, " + ")},
                   {"records", r->records},
                   {"cpu_per_recompute_eager_us", r->seconds * 1e6},
                   {"rms_log_error_before", r->rms_log_before},

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "calibrate/json_fields.hpp"
+#include "calibrate/reference_runs.hpp"
 
 namespace gp::calibrate {
 namespace {
@@ -164,9 +165,7 @@ std::optional<DepthwiseF32Fit> fit_f32_depthwise(const std::vector<std::string>&
         (r.dtype == Precision::tf32 ? large_tf32 : large_fp32).push_back(r);
     }
   if (small.empty()) {
-    std::string names;
-    for (const auto& p : paths) names += (names.empty() ? "" : ", ") + p;
-    errors.push_back(names + ": no channels-last tf32 or fp32 depthwise convolution with k < 7 to fit");
+    errors.push_back(join_paths(paths) + ": no channels-last tf32 or fp32 depthwise convolution with k < 7 to fit");
     return std::nullopt;
   }
   ComputeConstants c = constants.compute;

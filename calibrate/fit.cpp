@@ -593,14 +593,6 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
   return j;
 }
 
-namespace {
-std::string join_paths(const std::vector<std::string>& paths) {
-  std::string s;
-  for (const auto& p : paths) s += (s.empty() ? "" : ", ") + p;
-  return s;
-}
-}  // namespace
-
 std::optional<RecomputeCpuFit> fit_recompute_cpu(const std::vector<std::string>& paths, const DeviceModel& dev,
                                                  const ComputeConstants& constants, std::vector<std::string>& errors) {
   const std::size_t before = errors.size();

@@ -146,4 +146,10 @@ std::vector<RunRecord> load_runs(const std::string& path, std::vector<std::strin
   return parse_runs(lines, path, errors);
 }
 
+std::string join_paths(const std::vector<std::string>& paths, const std::string& sep) {
+  std::string s;
+  for (const auto& p : paths) s += (s.empty() ? "" : sep) + p;
+  return s;
+}
+
 }  // namespace gp::calibrate

@@ -43,6 +43,9 @@ bool gpu_bound(const RunRecord& r);
 // from `params` and `fwd_flops_per_sample`.
 std::optional<std::string> step_from_input(const nlohmann::json& input, StepConfig& step);
 
+// The paths of several runs files as one string ("a.jsonl, b.jsonl"; the fit file's `runs` uses " + ").
+std::string join_paths(const std::vector<std::string>& paths, const std::string& sep = ", ");
+
 // Reads a JSONL file. Malformed lines and fields give `FILE:LINE:/path: expectation` errors.
 std::vector<RunRecord> load_runs(const std::string& path, std::vector<std::string>& errors);
 // Parses already-read lines (`file` names them in errors).

@@ -306,8 +306,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
                                        c.cpu_per_bwd_kernel_eager * (kernels - fwd_kernels - accum_kernels) +
                                        dev.launch_eager * accum_kernels +
                                        c.cpu_per_conv_eager * conv_calls_n +
-                                       c.cpu_per_op_eager * calls + c.cpu_per_recompute_eager * recompute_calls +
-                                       c.cpu_per_step_eager;
+                                       c.cpu_per_op_eager * calls + p.cpu_recompute + c.cpu_per_step_eager;
   p.total = std::max(p.cpu_issue, p.gpu_busy);
   p.gpu_busy_frac = p.total.value() > 0 ? p.gpu_busy / p.total : 0.0;
   if (p.cpu_issue > p.gpu_busy)
