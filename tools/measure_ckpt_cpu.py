@@ -15,7 +15,6 @@ Usage: python3 tools/measure_ckpt_cpu.py OUT.jsonl [--rounds 4]
 """
 import argparse
 import gc
-import json
 import sys
 
 import torch
@@ -42,12 +41,11 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--rounds", type=int, default=4)
     a = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("measure_ckpt_cpu: no CUDA device", file=sys.stderr)
+    started = mh.begin_host_measurement("measure_ckpt_cpu", "ckpt")
+    if not started:
         return 1
-    mh.set_precision_flags("bf16")
-    common = mh.common_fields()
-    out = [dict(mh.micro_launch(common), id="micro/launch-before-ckpt")]
+    common, before = started
+    out = [before]
     for size, layers, d, heads, seq, batch in SIZES:
         group = []
         for opt_name in OPTIMIZERS:
@@ -63,11 +61,7 @@ def main():
         del group
         gc.collect()
         torch.cuda.empty_cache()
-    out.append(dict(mh.micro_launch(common), id="micro/launch-after-ckpt"))
-    with open(a.out, "w") as f:
-        for r in out:
-            f.write(json.dumps(r) + "\n")
-    return 0
+    return mh.end_host_measurement(a.out, out, common, "ckpt")
 
 
 if __name__ == "__main__":

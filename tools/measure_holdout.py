@@ -565,6 +565,26 @@ def time_steps(step, warmup, iters):
     return (t1 - t0) * 1000.0 / iters, per, ps.fields()
 
 
+def begin_host_measurement(tool, tag):
+    """Start of a measurement of this host's CPU side: bf16 flags, the common fields and the host's launch probe
+    (`micro/launch-before-TAG`); None (with a line on stderr) when there is no CUDA device."""
+    if not torch.cuda.is_available():
+        print(f"{tool}: no CUDA device", file=sys.stderr)
+        return None
+    set_precision_flags("bf16")
+    common = common_fields()
+    return common, dict(micro_launch(common), id=f"micro/launch-before-{tag}")
+
+
+def end_host_measurement(path, records, common, tag):
+    """Appends the launch probe after the runs (`micro/launch-after-TAG`) and writes the records as JSON lines."""
+    records.append(dict(micro_launch(common), id=f"micro/launch-after-{tag}"))
+    with open(path, "w") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+    return 0
+
+
 def time_interleaved(steps, records, common, rounds, issue_steps, piped_steps):
     """Times several step functions round-robin, so that each sees the same host state as the others: per round and
     step, the host's issue time alone (after a synchronize, until step() returns; median of `issue_steps`) and the

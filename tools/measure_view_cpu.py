@@ -13,7 +13,6 @@ speed relative to the fitted constants. Writes `kind: train` records (the refere
 Usage: python3 tools/measure_view_cpu.py OUT.jsonl [--rounds 6]
 """
 import argparse
-import json
 import sys
 
 import torch
@@ -61,12 +60,11 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--rounds", type=int, default=6)
     a = ap.parse_args()
-    if not torch.cuda.is_available():
-        print("measure_view_cpu: no CUDA device", file=sys.stderr)
+    started = mh.begin_host_measurement("measure_view_cpu", "views")
+    if not started:
         return 1
-    mh.set_precision_flags("bf16")
-    common = mh.common_fields()
-    out = [dict(mh.micro_launch(common), id="micro/launch-before-views")]
+    common, before = started
+    out = [before]
     group = []
     for layers, d, heads, seq, batch in ((4, 256, 4, 128, 8), (12, 768, 12, 256, 4)):
         for pairs in (0, 8, 16, 32):
@@ -76,11 +74,7 @@ def main():
             torch.cuda.synchronize()
             group.append((step, rec))
     out += mh.time_interleaved([g[0] for g in group], [g[1] for g in group], common, a.rounds, 7, 10)
-    out.append(dict(mh.micro_launch(common), id="micro/launch-after-views"))
-    with open(a.out, "w") as f:
-        for r in out:
-            f.write(json.dumps(r) + "\n")
-    return 0
+    return mh.end_host_measurement(a.out, out, common, "views")
 
 
 if __name__ == "__main__":
