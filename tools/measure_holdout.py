@@ -59,8 +59,9 @@ def gpt(size, layers, d, heads, seq, batch, precision="bf16", optimizer="adamw-f
 
 def vision(model, batch, iters=15, optimizer="sgd-momentum", precision="bf16", channels_last=True, benchmark=True,
            accum=1):
-    tag = ("" if accum == 1 else f"x{accum}") + {"sgd-momentum": "", "adamw-fused": "-adamw", "adamw": "-adamw-foreach", "adam": "-adam-foreach",
-           "sgd": "-sgd"}[optimizer]
+    tag = ("" if accum == 1 else f"x{accum}")
+    tag += {"sgd-momentum": "", "adamw-fused": "-adamw", "adamw": "-adamw-foreach", "adam": "-adam-foreach",
+            "sgd": "-sgd"}[optimizer]
     tag += ("" if channels_last else "-nchw") + ("" if benchmark else "-nobench")
     c = dict(id=f"holdout/{model}-b{batch}-{precision}{tag}", model=model, batch=batch, precision=precision,
              channels_last=channels_last, optimizer=optimizer, cudnn_benchmark=benchmark, iters=iters)
@@ -888,9 +889,9 @@ def main():
     ap.add_argument("--micro-launch", action="store_true",
                     help="also record the host's eager launch cost (micro/launch) before and after the runs")
     a = ap.parse_args()
-    todo = [c for c in {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5, 6: CONFIGS6, 7: CONFIGS7, 8: CONFIGS8,
-            9: CONFIGS9, 10: CONFIGS10, 11: CONFIGS11, 12: CONFIGS12, 13: CONFIGS13, 14: CONFIGS14,
-            15: CONFIGS15}[a.set] if a.only in c["id"]]
+    sets = {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5, 6: CONFIGS6, 7: CONFIGS7, 8: CONFIGS8,
+            9: CONFIGS9, 10: CONFIGS10, 11: CONFIGS11, 12: CONFIGS12, 13: CONFIGS13, 14: CONFIGS14, 15: CONFIGS15}
+    todo = [c for c in sets[a.set] if a.only in c["id"]]
     if a.list:
         for c in todo:
             print(json.dumps(describe(c)))
