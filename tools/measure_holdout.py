@@ -13,7 +13,8 @@ GradScaler), TF32 allowed for what stays fp32; tf32 = fp32 tensors with TF32 mat
 
 step_ms = wall time of `iters` optimizer steps after warm-up, between two torch.cuda.synchronize(), divided by
 iters; p10/p50/p90 from CUDA events around each step; peak_mem_gib = torch.cuda.max_memory_allocated() over the
-timed steps; OutOfMemoryError anywhere gives `oom: true`.
+timed steps (peak_reserved_gib: max_memory_reserved, what the caching allocator held from the device);
+OutOfMemoryError anywhere gives `oom: true`.
 
 usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..15] [--micro-launch] [--only SUBSTRING] [--list]
 """
@@ -767,7 +768,8 @@ def run_gpt(c, rec):
 def step_fields(step_ms, per, iters):
     return {"step_ms": round(step_ms, 3), "step_ms_p10": round(percentile(per, 0.1), 3),
             "step_ms_p50": round(percentile(per, 0.5), 3), "step_ms_p90": round(percentile(per, 0.9), 3),
-            "peak_mem_gib": round(torch.cuda.max_memory_allocated() / GIB, 2), "iters": iters}
+            "peak_mem_gib": round(torch.cuda.max_memory_allocated() / GIB, 2),
+            "peak_reserved_gib": round(torch.cuda.max_memory_reserved() / GIB, 2), "iters": iters}
 
 
 def vision_flops(model_fn):
