@@ -31,6 +31,7 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   m.autocast_copies = Bytes(is_autocast(step.precision) && !step.activation_checkpointing ? 2.0 * P : 0.0);
   m.activations = ops.activations / static_cast<double>(std::max(1, par.tp));
   m.loss_transient = ops.loss_transient / static_cast<double>(std::max(1, par.tp));
+  m.backward_transient = ops.backward_transient / static_cast<double>(std::max(1, par.tp));
   m.outputs_alive = step.logits_kept ? ops.outputs_alive : Bytes(0);
   m.backward_tail = ops.backward_tail;
   m.workspace = mc.workspace;
@@ -40,7 +41,7 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   const bool walk = step.grad_accum == 1 && !shards_grads(par.strategy) && ops.backward_walk_peak > ops.activations;
   const Bytes saved = walk ? ops.backward_walk_peak / static_cast<double>(std::max(1, par.tp)) : m.activations;
   const Bytes start_bwd = resident + (step.grad_accum > 1 ? m.grads : Bytes(0)) + m.autocast_copies + saved +
-                          m.loss_transient + m.outputs_alive;
+                          std::max(m.loss_transient, m.backward_transient) + m.outputs_alive;
   const Bytes end_bwd = resident + m.grads + m.outputs_alive + m.backward_tail;
   m.peak_device = std::max(start_bwd, end_bwd);
   m.peak_at = start_bwd >= end_bwd ? "start of backward" : "end of backward";

@@ -5,7 +5,8 @@
 // SGD 0 bytes/param), each divided over data-parallel ranks by ZeRO stage / FSDP, and over tp*pp.
 // The peak is the larger of two moments (both also hold the library workspace):
 //   start of backward: W + S + [G if accumulating] + [2P autocast weight copies, no checkpointing]
-//                      + saved activations + loss transient (logits, log-softmax output and grads)
+//                      + saved activations + the larger of the loss transient (logits, log-softmax output
+//                        and grads) and the last layer's backward working set
 //   end of backward:   W + S + G + outputs kept alive by the loop + backward tail (dense embedding grad)
 // With CUDA graphs the activations live in the graph's private pool, which max_memory_allocated does
 // not report once replaying: the comparable peak is then the resident state, while `fits` still counts
@@ -31,7 +32,7 @@ struct MemoryConstants {
 
 struct MemoryPrediction {
   Bytes weights, grads, optimizer_states, autocast_copies;
-  Bytes activations, loss_transient, outputs_alive, backward_tail, workspace;
+  Bytes activations, loss_transient, backward_transient, outputs_alive, backward_tail, workspace;
   Bytes peak_allocated;  // comparable with torch.cuda.max_memory_allocated
   Bytes peak_device;     // everything that must be resident at the peak (graph pool included)
   Bytes capacity;        // device memory minus CUDA context

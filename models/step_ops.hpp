@@ -116,6 +116,9 @@ struct StepOps {
   // Memory seen by the memory model, per micro-batch (bytes on the device):
   Bytes activations;               // saved for backward at the end of forward (checkpointing applied)
   Bytes loss_transient;            // extra live at the loss / start of backward (logits, their grads)
+  // Working set of the last layer's backward beyond the saved tensors (a transformer MLP: the GELU output's
+  // gradient and the GELU input's, 2 x N x ff); live after the loss transient is freed, so the larger counts.
+  Bytes backward_transient;
   Bytes outputs_alive;             // model outputs the loop keeps alive through backward and the step
   Bytes backward_tail;             // transient at the end of backward (e.g. dense embedding gradient)
   // Largest (activations still saved + parameter gradients already made) as backward walks the layers from the

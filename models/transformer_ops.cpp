@@ -38,6 +38,10 @@ Op attention_op(std::string name, Phase ph, Dtype dt, Flops f, Bytes bytes, doub
 // the memory-efficient kernel, which runs fp32 arithmetic.
 Dtype attention_dtype(Precision p) { return is_autocast(p) ? gemm_dtype(p) : Dtype::fp32; }
 
+// Whether the fused attention kernel's output is already laid out token-major (batch, seq, heads, head_dim), so
+// that the output projection reads it without a copy (see add_block's saved bytes).
+bool attention_output_shared(const Block& k, Precision p) { return !k.mha_copies || is_autocast(p); }
+
 // Appends one transformer block's forward and backward ops (count = layers). Returns the bytes it saves
 // for backward per layer.
 double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
@@ -138,8 +142,14 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   if (ac) add_memory(ops, "residual.grad_cast", Phase::backward, Bytes(6 * N * d), 2 * L, 1);
   add_memory(ops, "residual.grad_sum", Phase::backward, Bytes(12 * N * d), 2 * L, 1);
   ops.back().engine_accumulate = true;
-  // Saved per layer: LN inputs (fp32), Linear inputs, q/k/v and attention output, GELU input.
-  return 4 * N * d * 2 + a * N * (d + d + d + ff) + 4 * a * N * d + a * N * ff;
+  // Saved per layer: LN inputs (fp32), Linear inputs, q/k/v and attention output, GELU input. The output
+  // projection's input is the attention output itself when the fused kernel writes it token-major, so that
+  // transpose(1, 2).contiguous() is a no-op: a GPT block always (flash / cuDNN under autocast, the memory-efficient
+  // kernel in fp32), nn.MultiheadAttention under autocast; measured as distinct saved storages per block
+  // (tools/measure_saved_tensors.py, calibrate/probes/results/saved-tensors-2026-12-04.jsonl): 36.1 bytes per
+  // token and width (GPT and ViT-B, bf16), 64.1 (GPT, TF32), 68.1 (ViT-B, TF32).
+  const double proj_input = attention_output_shared(k, p) ? 0.0 : a * N * d;
+  return 4 * N * d * 2 + a * N * (d + d + ff) + proj_input + 4 * a * N * d + a * N * ff;
 }
 
 // Cross-entropy over `classes` in fp32 on `rows` rows. Under autocast the 16-bit logits are cast to fp32
@@ -208,6 +218,7 @@ StepOps build_gpt_ops(const StepConfig& step) {
   // At the start of backward: logits (kept by the loop), log_softmax output, its grad and nll's grad.
   out.loss_transient = Bytes((4 + 4 + 4) * N * V);
   out.outputs_alive = Bytes(logit_elem * N * V);
+  out.backward_transient = Bytes(2 * a * N * (t.d_ff > 0 ? t.d_ff : 4 * d));
   // Dense fp32 gradient of the token embedding, summed into the tied head gradient.
   out.backward_tail = Bytes(4 * V * d);
   return out;
@@ -260,6 +271,7 @@ StepOps build_vit_ops(const StepConfig& step) {
   const double saved_layers = step.activation_checkpointing ? t.layers * 4 * N * d + per_layer_saved
                                                             : t.layers * per_layer_saved;
   out.activations = Bytes(saved_layers + a * b * pix + 4 * N * d);
+  out.backward_transient = Bytes(2 * a * N * ff);
   return out;
 }
 
