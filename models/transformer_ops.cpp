@@ -87,7 +87,7 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   ops.push_back(attention_op("attn.fwd", Phase::forward, attention_dtype(p), Flops(att_f),
                              Bytes(a * 4 * N * d), L, 1, rc));
   ops.back().work_factor = work_factor;
-  add_memory(ops, "attn.out_copy", Phase::forward, Bytes(2 * a * N * d), L, 1, rc);
+  if (!attention_output_shared(k, p)) add_memory(ops, "attn.out_copy", Phase::forward, Bytes(2 * a * N * d), L, 1, rc);
   add_linear(ops, {"proj", N, d, d, L, true, false, true, rc}, p);
   add_memory(ops, "residual1.fwd", Phase::forward, Bytes((8 + a) * N * d), L, 1, rc);
   if (a < 4) unrolled_path(ops.back());  // the fp32 stream plus a 16-bit branch: a cast inside the kernel
