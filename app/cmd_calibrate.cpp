@@ -42,6 +42,7 @@ struct CalibrateOptions {
   std::string conv_probe_fp32;        // fit: ... in strict fp32 (--fp32) for the fp32 conv efficiency
   std::vector<std::string> depthwise_probes;  // fit: more depthwise rows (--depthwise-only) for the fp32-tensor law
   std::vector<std::string> ckpt_cpu;  // fit: paired checkpointed / plain steps (tools/measure_ckpt_cpu.py)
+  std::vector<std::string> oom_runs;  // fit: runs near the memory limit, for the out-of-memory rule
   bool host_cpu_scale = false;        // fit: one CPU speed factor per runs file after the first
   std::string probe;                  // convs: tools/probe_conv_layout.py output
   std::string layout = "nhwc";        // convs: nhwc, nchw or both
@@ -262,6 +263,36 @@ int run_fit_command(const CalibrateOptions& o) {
               << r->records << " checkpointed steps (RMS ln error " << r->rms_log_before << " -> " << r->rms_log_after
               << ")\n";
   }
+  // The out-of-memory rule (MemoryConstants::largest_block_share, reserve), fitted to the measured verdicts of the
+  // fit's runs and of --oom-runs; only when asked: far from the limit, verdicts leave the rule unconstrained.
+  if (!o.oom_runs.empty()) {
+    std::vector<std::string> oerr;
+    std::vector<calibrate::RunRecord> verdicts = runs;
+    for (const auto& f : o.oom_runs) {
+      auto r = calibrate::load_runs(f, oerr);
+      verdicts.insert(verdicts.end(), r.begin(), r.end());
+    }
+    if (!report(oerr)) return kExitBadInput;
+    const auto of = calibrate::fit_oom_rule(calibrate::oom_rows(verdicts, *profile, fc));
+    if (!of) {
+      std::cerr << "gpuplan: " << calibrate::join_paths(o.oom_runs)
+                << ": no out-of-memory rule fitted (expected train records that ran and others with \"oom\": true)\n";
+      return kExitBadInput;
+    }
+    fc.memory.largest_block_share = of->largest_block_share;
+    fc.memory.reserve = Bytes(of->reserve);
+    fc.memory_fit = {{"runs", runs_names + " + " + calibrate::join_paths(o.oom_runs, " + ")},
+                     {"records", of->records},
+                     {"oom_records", of->oom_records},
+                     {"margin_gib", of->margin / static_cast<double>(1ULL << 30)},
+                     {"misclassified", of->misclassified},
+                     {"method", "widest-margin separation of the verdicts by peak + share x largest tensor + reserve "
+                                "<= capacity, share on a grid over 0..2 (calibrate/fit.hpp fit_oom_rule)"}};
+    std::cerr << "out-of-memory rule: share of the largest tensor " << of->largest_block_share << ", reserve "
+              << Bytes(of->reserve).gib() << " GiB, from " << of->records << " verdicts (" << of->oom_records
+              << " out of memory); margin " << of->margin / static_cast<double>(1ULL << 30) << " GiB, "
+              << of->misclassified << " misclassified\n";
+  }
   fc.compute.source =
       "gpuplan calibrate fit: Levenberg-Marquardt least squares of ln(predicted/measured) step time over the "
       "GPU-bound train records of " + runs_names + " with profile " + o.profile + " (docs/calibration.md#method)";
@@ -375,6 +406,9 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
                   "GPT steps timed with and without activation checkpointing on one host (tools/measure_ckpt_cpu.py "
                   "output; repeatable, any runs file with checkpointed steps): the CPU cost per recomputed call is "
                   "fitted to the checkpointed ones, after the fit");
+  fit->add_option("--oom-runs", opts->oom_runs,
+                  "runs near the GPU's memory limit, some out of memory (repeatable): the out-of-memory rule's share "
+                  "of the largest tensor and reserve are fitted to their verdicts and the --runs verdicts");
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
   fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");

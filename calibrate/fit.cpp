@@ -2,6 +2,7 @@
 
 #include <Eigen/Dense>
 #include <cmath>
+#include <limits>
 #include <fstream>
 #include <sstream>
 
@@ -251,7 +252,9 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
     read_probe_classes(*c, fc.compute);
   }
   if (auto m = top.object("memory", false)) {
-    fc.memory.fragmentation = m->number("fragmentation", false).value_or(fc.memory.fragmentation);
+    fc.memory.largest_block_share = m->non_negative("largest_block_share", false).value_or(fc.memory.largest_block_share);
+    if (auto r = m->number("reserve_gib", false)) fc.memory.reserve = Bytes::gib(*r);
+    if (m->has("fit")) fc.memory_fit = m->json()["fit"];
     if (auto g = m->number("context_default_gib", false)) fc.memory.context_default = Bytes::gib(*g);
     if (auto w = m->number("workspace_mib", false)) fc.memory.workspace = Bytes::mib(*w);
   }
@@ -584,11 +587,17 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
   write_fwd_bwd("bn_nhwc_fp32", c.bn_nhwc_fp32_fwd, c.bn_nhwc_fp32_bwd);
   write_fwd_bwd("ln", c.ln_fwd, c.ln_bwd);
   j["constants"]["probe_classes_source"] = c.probe_classes_source;
-  j["memory"] = {{"fragmentation", fc.memory.fragmentation},
+  j["memory"] = {{"largest_block_share", fc.memory.largest_block_share},
+                 {"reserve_gib", fc.memory.reserve.gib()},
                  {"context_default_gib", fc.memory.context_default.gib()},
                  {"workspace_mib", fc.memory.workspace.mib()},
-                 {"source", "assumptions, not fitted: 5% caching-allocator fragmentation allowance; 32 MiB cuBLAS "
-                            "workspace as PyTorch gives cuBLAS on Hopper (docs/calibration.md, probes)"}};
+                 {"source", fc.memory_fit.is_null()
+                                ? "largest_block_share and reserve_gib: the defaults in models/memory_model.hpp; "
+                                  "32 MiB cuBLAS workspace as PyTorch gives cuBLAS on Hopper (docs/calibration.md)"
+                                : "largest_block_share and reserve_gib fitted by gpuplan calibrate fit to measured "
+                                  "out-of-memory verdicts (memory.fit; docs/calibration.md section 5); 32 MiB cuBLAS "
+                                  "workspace as PyTorch gives cuBLAS on Hopper"}};
+  if (!fc.memory_fit.is_null()) j["memory"]["fit"] = fc.memory_fit;
   if (!fc.stats.is_null()) j["fit"] = fc.stats;
   return j;
 }
@@ -645,6 +654,53 @@ std::optional<RecomputeCpuFit> fit_recompute_cpu(const std::vector<std::string>&
   }
   f.rms_log_after = std::sqrt(best / static_cast<double>(rows.size()));
   return f;
+}
+
+std::optional<OomFit> fit_oom_rule(const std::vector<OomRow>& rows) {
+  OomFit f;
+  for (const OomRow& r : rows) {
+    ++f.records;
+    if (r.oom) ++f.oom_records;
+  }
+  if (f.oom_records == 0 || f.oom_records == f.records) return std::nullopt;  // nothing to separate
+  double best_gap = -std::numeric_limits<double>::infinity(), best_lo = 0, best_hi = 0;
+  for (int i = 0; i <= 200; ++i) {
+    const double k = i * 0.01;
+    double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
+    for (const OomRow& r : rows) {
+      const double x = r.peak + k * r.largest - r.capacity;  // fits when x + reserve <= 0
+      if (r.oom) hi = std::min(hi, x);
+      else lo = std::max(lo, x);
+    }
+    if (hi - lo > best_gap) {
+      best_gap = hi - lo;
+      best_lo = lo;
+      best_hi = hi;
+      f.largest_block_share = k;
+    }
+  }
+  f.margin = best_gap;
+  f.reserve = -(best_lo + best_hi) / 2;
+  for (const OomRow& r : rows) {
+    const bool fits = r.peak + f.largest_block_share * r.largest + f.reserve <= r.capacity;
+    if (fits == r.oom) ++f.misclassified;
+  }
+  return f;
+}
+
+std::vector<OomRow> oom_rows(const std::vector<RunRecord>& runs, const GpuProfile& profile,
+                             const FitConstants& constants) {
+  std::vector<OomRow> rows;
+  for (const RunRecord& r : runs) {
+    if (r.kind != "train" || !r.expressible) continue;
+    if (!r.measured.oom && !r.measured.peak_mem_gib) continue;  // no verdict
+    const StepOps ops = build_step_ops(r.step);
+    if (!ops.not_expressible.empty()) continue;
+    const MemoryPrediction m = predict_memory_from_ops(ops, r.step, ParallelConfig{}, profile.memory_total,
+                                                       profile.context_memory, constants.memory);
+    rows.push_back({m.peak_device.value(), m.largest_tensor.value(), m.capacity.value(), r.measured.oom});
+  }
+  return rows;
 }
 
 }  // namespace gp::calibrate

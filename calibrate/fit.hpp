@@ -24,6 +24,7 @@ struct FitConstants {
   std::string profile;   // profile the constants were fitted with
   std::string runs;      // runs file they were fitted on
   nlohmann::json stats;  // fit statistics (records, MAPE, leave-one-out MAPE)
+  nlohmann::json memory_fit;  // how memory.largest_block_share and memory.reserve were fitted (null: defaults)
 };
 
 // Reads a "gpuplan-fit/1" file; errors as `FILE:/path: expectation` lines.
@@ -103,5 +104,27 @@ struct RecomputeCpuFit {
 };
 std::optional<RecomputeCpuFit> fit_recompute_cpu(const std::vector<std::string>& paths, const DeviceModel& dev,
                                                  const ComputeConstants& constants, std::vector<std::string>& errors);
+
+// The out-of-memory rule's constants (MemoryConstants::largest_block_share and reserve): a step fits when
+// peak + share x largest tensor + reserve <= capacity. Fitted to measured verdicts (a record that ran, with its
+// peak, or `oom: true`) as the widest-margin separation: for each share on a grid over 0..2 in steps of 0.01,
+// the gap between the largest (peak + share x largest - capacity) of the steps that ran and the smallest of those
+// that did not; the share with the widest gap wins (the smallest on a tie) and the reserve sits in the gap's
+// middle. A negative gap means no rule of this form separates them; misclassified then counts the verdicts the
+// chosen rule gets wrong. Pure; deterministic.
+struct OomRow {
+  double peak = 0, largest = 0, capacity = 0;  // bytes: predicted device peak, largest tensor, device - context
+  bool oom = false;                             // measured
+};
+struct OomFit {
+  double largest_block_share = 0;
+  double reserve = 0;  // bytes
+  double margin = 0;   // bytes between the closest ran and out-of-memory steps (negative: not separable)
+  int records = 0, oom_records = 0, misclassified = 0;
+};
+std::optional<OomFit> fit_oom_rule(const std::vector<OomRow>& rows);
+// The rows of the expressible train records of `runs` with a measured verdict, predicted with `constants`.
+std::vector<OomRow> oom_rows(const std::vector<RunRecord>& runs, const GpuProfile& profile,
+                             const FitConstants& constants);
 
 }  // namespace gp::calibrate

@@ -47,7 +47,9 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   m.peak_at = start_bwd >= end_bwd ? "start of backward" : "end of backward";
   m.peak_allocated = step.cuda_graphs ? resident + m.grads + m.backward_tail : m.peak_device;
   m.capacity = device_memory - (context.value() > 0 ? context : mc.context_default);
-  m.fits = m.peak_device * (1.0 + mc.fragmentation) <= m.capacity;
+  m.largest_tensor = ops.largest_tensor / static_cast<double>(std::max(1, par.tp));
+  m.needed = m.peak_device + m.largest_tensor * mc.largest_block_share + mc.reserve;
+  m.fits = m.needed <= m.capacity;
   return m;
 }
 

@@ -10,8 +10,10 @@
 //   end of backward:   W + S + G + outputs kept alive by the loop + backward tail (dense embedding grad)
 // With CUDA graphs the activations live in the graph's private pool, which max_memory_allocated does
 // not report once replaying: the comparable peak is then the resident state, while `fits` still counts
-// the pool. `fits` compares the device peak, plus an allocator fragmentation allowance, with
-// device memory minus the CUDA context.
+// the pool. `fits`: the device peak, plus a share of the step's largest tensor (PyTorch's caching allocator
+// splits freed large blocks for smaller requests, so the next request of that size may need fresh memory) and a
+// fixed reserve, within device memory minus the CUDA context. The share and the reserve are fitted to measured
+// out-of-memory verdicts (calibrate/fit.hpp `fit_oom_rule`, docs/calibration.md section 5).
 #pragma once
 
 #include <string>
@@ -25,7 +27,9 @@ namespace gp {
 
 // Assumptions of the memory model that are not hardware facts (stored with the fitted constants).
 struct MemoryConstants {
-  double fragmentation = 0.05;  // caching-allocator reserve beyond the allocated peak, as a fraction
+  // Defaults: the H200 fit (calibrate/profiles/fit-h200.json `memory`, which gpuplan reads with the constants).
+  double largest_block_share = 0.7;  // share of the largest tensor needed beyond the peak
+  Bytes reserve = Bytes::gib(3.8);   // device memory the peak can never use besides the context
   Bytes context_default = Bytes::gib(0.5);  // CUDA context when the profile does not say
   Bytes workspace = Bytes::mib(32);         // cuBLAS workspace PyTorch allocates through its allocator (Hopper)
 };
@@ -33,10 +37,12 @@ struct MemoryConstants {
 struct MemoryPrediction {
   Bytes weights, grads, optimizer_states, autocast_copies;
   Bytes activations, loss_transient, backward_transient, outputs_alive, backward_tail, workspace;
+  Bytes largest_tensor;  // StepOps::largest_tensor
   Bytes peak_allocated;  // comparable with torch.cuda.max_memory_allocated
   Bytes peak_device;     // everything that must be resident at the peak (graph pool included)
   Bytes capacity;        // device memory minus CUDA context
-  bool fits = true;      // peak_device * (1 + fragmentation) <= capacity
+  Bytes needed;          // peak_device + largest_block_share * largest_tensor + reserve
+  bool fits = true;      // needed <= capacity
   std::string peak_at;   // "start of backward" or "end of backward"
   std::string not_expressible;
 };

@@ -119,6 +119,10 @@ struct StepOps {
   // Working set of the last layer's backward beyond the saved tensors (a transformer MLP: the GELU output's
   // gradient and the GELU input's, 2 x N x ff); live after the loss transient is freed, so the larger counts.
   Bytes backward_transient;
+  // The largest single tensor the step allocates (GPT: the fp32 log-softmax over the vocabulary; a CNN: its widest
+  // feature map). The caching allocator splits freed large blocks to serve smaller requests, so a step needs room
+  // beyond its peak for the next request of this size (memory_model.hpp `fits`).
+  Bytes largest_tensor;
   Bytes outputs_alive;             // model outputs the loop keeps alive through backward and the step
   Bytes backward_tail;             // transient at the end of backward (e.g. dense embedding gradient)
   // Largest (activations still saved + parameter gradients already made) as backward walks the layers from the

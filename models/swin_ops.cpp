@@ -13,6 +13,7 @@
 // - Dropouts are 0 (no kernels); stochastic depth's probability grows linearly from 0 at the first block.
 #include "models/swin_ops.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -66,6 +67,7 @@ class SwinBuilder {
     out_.params = params_;
     out_.param_tensors = tensors_;
     out_.activations = Bytes(saved_);
+    out_.largest_tensor = Bytes(largest_);
   }
 
  private:
@@ -78,6 +80,7 @@ class SwinBuilder {
   double b_;
   double h_ = 224, w_ = 224;
   double params_ = 0, tensors_ = 0, saved_ = 0;
+  double largest_ = 0;  // StepOps::largest_tensor
 
   Op& mem(std::string name, Phase ph, double bytes, double count, int kernels = 1, bool transpose = false) {
     add_memory(out_.micro, std::move(name), ph, Bytes(bytes), count, kernels);
@@ -186,6 +189,7 @@ class SwinBuilder {
     const double bc = b_ * windows * heads;     // batched (window, head) products
     const double e = bc * ws2 * ws2;            // attention score elements
     const double a = a_;
+    largest_ = std::max({largest_, a * n * 4 * c, a * e});  // the MLP's hidden map, the attention scores
     const std::string pre = shifted ? "swa." : "wa.";
     const double tab = heads * ws2 * ws2;       // gathered bias [heads, ws^2, ws^2]
     const double table_rows = (2 * ws - 1) * (2 * ws - 1);

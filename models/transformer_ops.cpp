@@ -4,6 +4,7 @@
 // cross-entropy). ViT follows torchvision's VisionTransformer (patch conv, class token, non-causal
 // nn.MultiheadAttention, 1000-class head). Under autocast the residual stream stays fp32 (embeddings are
 // fp32 and type promotion keeps the sum fp32), LayerNorm runs in fp32, and Linear inputs/weights are cast.
+#include <algorithm>
 #include <cmath>
 
 #include "models/step_ops.hpp"
@@ -87,7 +88,13 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   ops.push_back(attention_op("attn.fwd", Phase::forward, attention_dtype(p), Flops(att_f),
                              Bytes(a * 4 * N * d), L, 1, rc));
   ops.back().work_factor = work_factor;
-  if (!attention_output_shared(k, p)) add_memory(ops, "attn.out_copy", Phase::forward, Bytes(2 * a * N * d), L, 1, rc);
+  // y.transpose(1, 2).contiguous().view(b, s, d): a copy kernel unless the attention output is already token-major;
+  // then the calls remain (views, charged as one framework call as before) and no kernel runs.
+  if (attention_output_shared(k, p)) {
+    add_memory(ops, "attn.out_view", Phase::forward, Bytes(0), L, 0, rc);
+  } else {
+    add_memory(ops, "attn.out_copy", Phase::forward, Bytes(2 * a * N * d), L, 1, rc);
+  }
   add_linear(ops, {"proj", N, d, d, L, true, false, true, rc}, p);
   add_memory(ops, "residual1.fwd", Phase::forward, Bytes((8 + a) * N * d), L, 1, rc);
   if (a < 4) unrolled_path(ops.back());  // the fp32 stream plus a 16-bit branch: a cast inside the kernel
@@ -219,6 +226,7 @@ StepOps build_gpt_ops(const StepConfig& step) {
   out.loss_transient = Bytes((4 + 4 + 4) * N * V);
   out.outputs_alive = Bytes(logit_elem * N * V);
   out.backward_transient = Bytes(2 * a * N * (t.d_ff > 0 ? t.d_ff : 4 * d));
+  out.largest_tensor = Bytes(std::max(4 * N * V, a * N * std::max(t.d_ff > 0 ? t.d_ff : 4 * d, 3 * d)));
   // Dense fp32 gradient of the token embedding, summed into the tied head gradient.
   out.backward_tail = Bytes(4 * V * d);
   return out;
@@ -272,6 +280,7 @@ StepOps build_vit_ops(const StepConfig& step) {
                                                             : t.layers * per_layer_saved;
   out.activations = Bytes(saved_layers + a * b * pix + 4 * N * d);
   out.backward_transient = Bytes(2 * a * N * ff);
+  out.largest_tensor = Bytes(a * N * std::max(ff, 3 * d));
   return out;
 }
 

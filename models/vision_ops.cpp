@@ -398,6 +398,7 @@ class CnnBuilder {
     out_.params = params_;
     out_.param_tensors = tensors_;
     out_.activations = Bytes(saved_);
+    out_.largest_tensor = Bytes(largest_);
     // Backward frees each op's saved inputs and makes its fp32 weight gradients as it passes it: at the point
     // between forward op k and k+1, what forward saved up to k is alive and the gradients of everything after.
     double walk = saved_;
@@ -450,12 +451,14 @@ class CnnBuilder {
   // (counted once per tensor, however many branches consume it); take_unsaved(): it does not, so an in-place
   // ReLU's output that reached it is kept by the ReLU itself.
   void take(double input_bytes) {
+    largest_ = std::max(largest_, a_ * size());
     trace_.push_back({saved_, params_});
     if (saved_tensors_.insert(tensor_).second) saved_ += input_bytes;
     pending_relu_ = 0;
     tensor_ = next_tensor_++;
   }
   void take_unsaved() {
+    largest_ = std::max(largest_, a_ * size());
     trace_.push_back({saved_, params_});
     saved_ += pending_relu_;
     pending_relu_ = 0;
@@ -559,6 +562,7 @@ class CnnBuilder {
   std::vector<std::pair<double, double>> trace_;  // (saved bytes, parameters) before each op, in forward order
   double pending_relu_ = 0;           // bytes of an in-place ReLU output not yet known to be kept by its consumer
   double saved_ = 0, params_ = 0, tensors_ = 0;
+  double largest_ = 0;                // the largest feature map any op took (StepOps::largest_tensor)
 };
 
 // End of a bottleneck block (ResNet, RegNet): the shortcut from the block input `in` (a strided 1x1 conv + BN
