@@ -117,7 +117,8 @@ struct StepOps {
   Bytes activations;               // saved for backward at the end of forward (checkpointing applied)
   Bytes loss_transient;            // extra live at the loss / start of backward (logits, their grads)
   // Working set of the last layer's backward beyond the saved tensors (a transformer MLP: the GELU output's
-  // gradient and the GELU input's, 2 x N x ff); live after the loss transient is freed, so the larger counts.
+  // gradient and the GELU input's, 2 x N x ff; with checkpointing also the recomputed block's saved tensors);
+  // live after the loss transient is freed, so the larger of the two counts.
   Bytes backward_transient;
   // The largest single tensor the step allocates (GPT: the fp32 log-softmax over the vocabulary; a CNN: its widest
   // feature map). The caching allocator splits freed large blocks to serve smaller requests, so a step needs room
