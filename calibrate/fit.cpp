@@ -1,6 +1,7 @@
 #include "calibrate/fit.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <fstream>
@@ -663,28 +664,40 @@ std::optional<OomFit> fit_oom_rule(const std::vector<OomRow>& rows) {
     if (r.oom) ++f.oom_records;
   }
   if (f.oom_records == 0 || f.oom_records == f.records) return std::nullopt;  // nothing to separate
-  double best_gap = -std::numeric_limits<double>::infinity(), best_lo = 0, best_hi = 0;
+  // For each share: sort x = peak + share x largest - capacity (a step fits when x <= -reserve) and take the cut
+  // between neighbours with the fewest wrong verdicts, then the widest gap; over the shares the same order, then
+  // the smaller share.
+  int best_err = std::numeric_limits<int>::max();
+  double best_gap = -std::numeric_limits<double>::infinity();
+  std::vector<std::pair<double, bool>> xs(rows.size());
   for (int i = 0; i <= 200; ++i) {
     const double k = i * 0.01;
-    double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
-    for (const OomRow& r : rows) {
-      const double x = r.peak + k * r.largest - r.capacity;  // fits when x + reserve <= 0
-      if (r.oom) hi = std::min(hi, x);
-      else lo = std::max(lo, x);
-    }
-    if (hi - lo > best_gap) {
-      best_gap = hi - lo;
-      best_lo = lo;
-      best_hi = hi;
-      f.largest_block_share = k;
+    for (std::size_t j = 0; j < rows.size(); ++j)
+      xs[j] = {rows[j].peak + k * rows[j].largest - rows[j].capacity, rows[j].oom};
+    std::sort(xs.begin(), xs.end());
+    // A cut after position c (0 = before the first): the first c predicted to fit.
+    int err = f.records - f.oom_records;  // cut before the first: every step predicted out of memory
+    for (std::size_t c = 0; c <= xs.size(); ++c) {
+      if (c > 0) err += xs[c - 1].second ? 1 : -1;  // moving one step to the fits side
+      if (c == 0 || c == xs.size()) continue;        // a cut must have a step on each side
+      const double gap = xs[c].first - xs[c - 1].first;
+      if (err < best_err || (err == best_err && gap > best_gap)) {
+        best_err = err;
+        best_gap = gap;
+        f.largest_block_share = k;
+        f.reserve = -(xs[c - 1].first + xs[c].first) / 2;
+      }
     }
   }
-  f.margin = best_gap;
-  f.reserve = -(best_lo + best_hi) / 2;
+  f.misclassified = best_err;
+  // The margin: the gap between the closest steps on either side of the rule (negative when it errs).
+  double lo = -std::numeric_limits<double>::infinity(), hi = std::numeric_limits<double>::infinity();
   for (const OomRow& r : rows) {
-    const bool fits = r.peak + f.largest_block_share * r.largest + f.reserve <= r.capacity;
-    if (fits == r.oom) ++f.misclassified;
+    const double x = r.peak + f.largest_block_share * r.largest - r.capacity;
+    if (r.oom) hi = std::min(hi, x);
+    else lo = std::max(lo, x);
   }
+  f.margin = hi - lo;
   return f;
 }
 

@@ -107,11 +107,11 @@ std::optional<RecomputeCpuFit> fit_recompute_cpu(const std::vector<std::string>&
 
 // The out-of-memory rule's constants (MemoryConstants::largest_block_share and reserve): a step fits when
 // peak + share x largest tensor + reserve <= capacity. Fitted to measured verdicts (a record that ran, with its
-// peak, or `oom: true`) as the widest-margin separation: for each share on a grid over 0..2 in steps of 0.01,
-// the gap between the largest (peak + share x largest - capacity) of the steps that ran and the smallest of those
-// that did not; the share with the widest gap wins (the smallest on a tie) and the reserve sits in the gap's
-// middle. A negative gap means no rule of this form separates them; misclassified then counts the verdicts the
-// chosen rule gets wrong. Pure; deterministic.
+// peak, or `oom: true`): for each share on a grid over 0..2 in steps of 0.01, the steps sorted by
+// x = peak + share x largest - capacity are cut where the fewest verdicts come out wrong, the widest gap between
+// neighbours breaking ties, and the reserve sits in that gap's middle; the share with the fewest wrong verdicts,
+// then the widest gap, then the smallest, wins. When the verdicts separate this is the widest-margin rule. margin:
+// the distance between the closest steps on either side (negative when the rule errs). Pure; deterministic.
 struct OomRow {
   double peak = 0, largest = 0, capacity = 0;  // bytes: predicted device peak, largest tensor, device - context
   bool oom = false;                             // measured

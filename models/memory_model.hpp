@@ -28,8 +28,8 @@ namespace gp {
 // Assumptions of the memory model that are not hardware facts (stored with the fitted constants).
 struct MemoryConstants {
   // Defaults: the H200 fit (calibrate/profiles/fit-h200.json `memory`, which gpuplan reads with the constants).
-  double largest_block_share = 0.7;  // share of the largest tensor needed beyond the peak
-  Bytes reserve = Bytes::gib(3.8);   // device memory the peak can never use besides the context
+  double largest_block_share = 0.86;  // share of the largest tensor needed beyond the peak
+  Bytes reserve = Bytes::gib(2.46);   // device memory the peak can never use besides the context
   Bytes context_default = Bytes::gib(0.5);  // CUDA context when the profile does not say
   Bytes workspace = Bytes::mib(32);         // cuBLAS workspace PyTorch allocates through its allocator (Hopper)
 };

@@ -203,6 +203,57 @@ TEST_CASE("models::memory: activations scale with batch, checkpointing and ZeRO 
   CHECK(mz.weights.value() == Approx(base.weights.value()));
 }
 
+TEST_CASE("models::memory: out of memory when peak plus a share of the largest tensor plus a reserve exceeds capacity",
+          "[models]") {
+  // GPT-124M-like, batch 8 x 1,024 tokens: the largest tensor is the fp32 log-softmax over the vocabulary, 8,192 x
+  // 50,304 x 4 bytes (the MLP's hidden map, 8,192 x 3,072 x 2, is smaller). With share 0.5 and a 1 GiB reserve the
+  // step needs peak + 0.5 x that + 1 GiB: a device one byte larger fits it, one byte smaller does not.
+  StepConfig s = gpt(12, 768, 1024, 8);
+  s.model.dims.vocab = 50304;
+  const StepOps ops = build_step_ops(s);
+  CHECK(ops.largest_tensor.value() == Approx(4.0 * 8192 * 50304));
+  MemoryConstants mc;
+  mc.largest_block_share = 0.5;
+  mc.reserve = Bytes::gib(1);
+  const Bytes context = Bytes::gib(0.5);
+  const auto probe = predict_memory_from_ops(ops, s, {}, Bytes::gb(141), context, mc);
+  const double needed = probe.peak_device.value() + 0.5 * 4.0 * 8192 * 50304 + Bytes::gib(1).value();
+  CHECK(probe.needed.value() == Approx(needed));
+  CHECK(predict_memory_from_ops(ops, s, {}, Bytes(needed + context.value() + 1), context, mc).fits);
+  CHECK_FALSE(predict_memory_from_ops(ops, s, {}, Bytes(needed + context.value() - 1), context, mc).fits);
+}
+
+TEST_CASE("models::memory: a CNN's largest tensor is its widest feature map", "[models]") {
+  // ResNet-50 at 224 x 224, bf16: the stem convolution's output, 64 x 112 x 112 per sample, 2 bytes each (the
+  // max-pool halves it; later stages are 256 x 56 x 56 = 802,816 elements too, never more).
+  StepConfig s;
+  s.model.id = "resnet50";
+  s.model.family = ModelFamily::cnn;
+  s.model.input_shape = {3, 224, 224};
+  s.micro_batch = 32;
+  CHECK(build_step_ops(s).largest_tensor.value() == Approx(2.0 * 32 * 64 * 112 * 112));
+}
+
+TEST_CASE("models::memory: with checkpointing the recomputed block and the loss transient are not alive together",
+          "[models]") {
+  // Checkpointed, only the blocks' fp32 inputs stay saved; the block being recomputed holds its tensors during its
+  // own backward, after the loss's buffers are freed, so the start of backward holds the larger of the two. Here
+  // the loss transient (12 x N x V bytes) is the larger: the peak is the block inputs plus it, with no block.
+  StepConfig s = gpt(24, 2048, 1024, 8);
+  s.model.dims.vocab = 50304;
+  s.activation_checkpointing = true;
+  const StepOps ops = build_step_ops(s);
+  const double N = 8 * 1024.0, d = 2048, V = 50304;
+  CHECK(ops.activations.value() == Approx(24 * 4 * N * d + 4 * N * d + 2 * N * d));
+  CHECK(ops.backward_transient.value() == Approx(2 * 2 * N * 4 * d + 36 * N * d));
+  CHECK(ops.loss_transient.value() == Approx(12 * N * V));
+  const auto m = predict_memory_from_ops(ops, s, {}, Bytes::gb(141), Bytes::gib(0.5));
+  const double resident = m.weights.value() + m.optimizer_states.value() + m.workspace.value();
+  CHECK(m.peak_device.value() ==
+        Approx(std::max(resident + ops.activations.value() + 12 * N * V + 2 * N * V,
+                        resident + m.grads.value() + 2 * N * V + m.backward_tail.value())));
+}
+
 TEST_CASE("models::memory: GPT-2.7B fits at batch 16 and not at 32 on 141 GB", "[models]") {
   // DESIGN-NOTES: the 2.7B model fits at batch 16 (90.7 GiB) and not at 32.
   StepConfig s = gpt(32, 2560, 1024, 16);
