@@ -253,7 +253,8 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
     read_probe_classes(*c, fc.compute);
   }
   if (auto m = top.object("memory", false)) {
-    fc.memory.largest_block_share = m->non_negative("largest_block_share", false).value_or(fc.memory.largest_block_share);
+    fc.memory.largest_block_share =
+        m->non_negative("largest_block_share", false).value_or(fc.memory.largest_block_share);
     if (auto r = m->number("reserve_gib", false)) fc.memory.reserve = Bytes::gib(*r);
     if (m->has("fit")) fc.memory_fit = m->json()["fit"];
     if (auto g = m->number("context_default_gib", false)) fc.memory.context_default = Bytes::gib(*g);

@@ -177,7 +177,8 @@ TEST_CASE("calibrate::memory: steps at the memory limit, held-out sets 15 and 16
   CHECK(wrong <= 3);
 }
 
-TEST_CASE("calibrate::memory: held-out set 17 at the memory limit, measured after the rule was fitted", "[calibrate][holdout]") {
+TEST_CASE("calibrate::memory: held-out set 17 at the memory limit, measured after the rule was fitted",
+          "[calibrate][holdout]") {
   // calibrate/probes/results/h200-holdout17-2026-12-04.jsonl: nine pairs about 4% apart on either side of the limit
   // as the default rule predicts it (defined in a commit before it was measured; nothing fitted to it). 17 of 18
   // verdicts right: Swin-T b2051 ran at 135.4 GiB where the rule needs 139.35 of 139.29 GiB. Peaks within 3%.
