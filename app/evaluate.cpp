@@ -100,6 +100,7 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
   r.mfu = peak > 0 ? flops_per_gpu / (st.step_time.value() * peak) : 0.0;
   r.memory_per_gpu = mem.peak_allocated;
   r.memory_capacity = mem.capacity;
+  r.memory_needed = mem.needed;
   r.fits = mem.fits;
   r.bottleneck = bottleneck_of(pred, st, mem.fits);
   r.price_per_hour = cluster_price_per_hour(job);

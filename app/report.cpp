@@ -213,6 +213,7 @@ json config_json(const ConfigOutcome& c) {
   j["mfu"] = r.mfu;
   j["memory_gib_per_gpu"] = r.memory_per_gpu.gib();
   j["memory_capacity_gib"] = r.memory_capacity.gib();
+  j["memory_needed_gib"] = r.memory_needed.gib();
   j["fits"] = r.fits;
   j["bottleneck"] = r.bottleneck;
   j["breakdown_s"] = {{"compute", b.compute.value()},         {"dataloader_stall", b.dataloader_stall.value()},

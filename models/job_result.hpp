@@ -38,6 +38,7 @@ struct JobResult {
   double mfu = 0;                      // model FLOPs / (step time x peak dense FLOP/s of the precision)
   Bytes memory_per_gpu;                // predicted peak allocated memory per GPU
   Bytes memory_capacity;               // usable memory per GPU (HBM minus CUDA context)
+  Bytes memory_needed;                 // peak + the allocator's headroom (MemoryPrediction::needed); fits if <= capacity
   bool fits = true;
   std::string bottleneck;              // gpu-compute, gpu-memory, launch-overhead, dataloader, communication, ...
   TimeBreakdown breakdown;             // job totals

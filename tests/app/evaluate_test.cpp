@@ -90,3 +90,28 @@ TEST_CASE("app::evaluate: a checkpointed small-batch GPT is CPU-bound and told w
                                      R"({"activation_checkpointing": true})");
   CHECK_FALSE(told(big));
 }
+
+TEST_CASE("app::evaluate: a step near the memory limit is told so, either side of it") {
+  // Held-out set 15 (calibrate/probes/results/h200-holdout15-2026-12-04.jsonl), gpt-1.3b with fused AdamW on one
+  // H200: b44 ran (121.6 GiB), b46 ran (126.3 GiB), b48 ran out of memory. b46 needs within 4% of the capacity,
+  // where measured steps went either way; b48 does not fit but is as close; b32 is far from the limit.
+  auto gpt13 = [](int b) {
+    return evaluate_one_h200(R"({"model": "gpt-1.3b", "micro_batch": )" + std::to_string(b) +
+                                 R"(, "seq": 1024, "steps": 100, "precision": "bf16"})",
+                             "{}");
+  };
+  auto has = [](const gp::JobResult& r, const char* text) {
+    for (const auto& s : r.advice)
+      if (s.find(text) != std::string::npos) return true;
+    return false;
+  };
+  const auto b32 = gpt13(32), b46 = gpt13(46), b48 = gpt13(48);
+  CHECK(b32.fits);
+  CHECK_FALSE(has(b32, "memory limit"));
+  CHECK(b46.fits);
+  CHECK(has(b46, "close to the memory limit"));
+  CHECK(b46.memory_needed.value() > 0.96 * b46.memory_capacity.value());
+  CHECK_FALSE(b48.fits);
+  CHECK(has(b48, "does not fit"));
+  CHECK(has(b48, "within 4% of the limit"));
+}
