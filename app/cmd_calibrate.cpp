@@ -284,14 +284,14 @@ int run_fit_command(const CalibrateOptions& o) {
     fc.memory_fit = {{"runs", runs_names + " + " + calibrate::join_paths(o.oom_runs, " + ")},
                      {"records", of->records},
                      {"oom_records", of->oom_records},
-                     {"margin_gib", of->margin / static_cast<double>(1ULL << 30)},
+                     {"margin_gib", Bytes(of->margin).gib()},
                      {"misclassified", of->misclassified},
                      {"method", "peak + share x largest tensor + reserve <= capacity: over shares 0..2 in steps of "
                                 "0.01 the cut with the fewest wrong verdicts, then the widest gap, the reserve in its "
                                 "middle (calibrate/fit.hpp fit_oom_rule)"}};
     std::cerr << "out-of-memory rule: share of the largest tensor " << of->largest_block_share << ", reserve "
               << Bytes(of->reserve).gib() << " GiB, from " << of->records << " verdicts (" << of->oom_records
-              << " out of memory); margin " << of->margin / static_cast<double>(1ULL << 30) << " GiB, "
+              << " out of memory); margin " << Bytes(of->margin).gib() << " GiB, "
               << of->misclassified << " misclassified\n";
   }
   fc.compute.source =

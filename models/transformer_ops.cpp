@@ -195,7 +195,8 @@ StepOps build_gpt_ops(const StepConfig& step) {
   const double a = activation_bytes(p);
   const double b = step.micro_batch, s = t.seq, d = t.d_model, V = t.vocab;
   const double N = b * s;
-  Block k{b, s, d, static_cast<double>(t.heads), t.d_ff > 0 ? t.d_ff : 4 * d, true, false,
+  const double ff = t.d_ff > 0 ? t.d_ff : 4 * d;
+  Block k{b, s, d, static_cast<double>(t.heads), ff, true, false,
           static_cast<double>(t.layers), step.activation_checkpointing};
   auto& ops = out.micro;
   // Embeddings: token gather, position gather, fp32 add; backward: dense embedding grads (sort + reduce).
@@ -227,8 +228,8 @@ StepOps build_gpt_ops(const StepConfig& step) {
   // At the start of backward: logits (kept by the loop), log_softmax output, its grad and nll's grad.
   out.loss_transient = Bytes((4 + 4 + 4) * N * V);
   out.outputs_alive = Bytes(logit_elem * N * V);
-  out.backward_transient = Bytes(2 * a * N * (t.d_ff > 0 ? t.d_ff : 4 * d) + (ckpt ? per_layer_saved : 0.0));
-  out.largest_tensor = Bytes(std::max(4 * N * V, a * N * std::max(t.d_ff > 0 ? t.d_ff : 4 * d, 3 * d)));
+  out.backward_transient = Bytes(2 * a * N * ff + (ckpt ? per_layer_saved : 0.0));
+  out.largest_tensor = Bytes(std::max(4 * N * V, a * N * std::max(ff, 3 * d)));
   // Dense fp32 gradient of the token embedding, summed into the tied head gradient.
   out.backward_tail = Bytes(4 * V * d);
   return out;

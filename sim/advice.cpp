@@ -30,8 +30,12 @@ void memory_advice(const AdviceInputs& a, std::vector<std::string>& out) {
     std::string s = fmt("close to the memory limit: %.1f of %.1f GiB usable per GPU (peak %.1f GiB plus the "
                         "allocator's headroom); measured steps this close to the limit went either way",
                         m.needed.gib(), m.capacity.gib(), m.peak_device.gib());
-    s += j.step.micro_batch > 1 ? "; leave room: lower micro_batch (raise grad_accum to keep the global batch)"
-                                : "; leave room: enable activation checkpointing";
+    if (j.step.micro_batch > 1)
+      s += "; leave room: lower micro_batch (raise grad_accum to keep the global batch)";
+    else if (!j.step.activation_checkpointing)
+      s += "; leave room: enable activation checkpointing";
+    else
+      s += "; leave room: shard with FSDP or ZeRO-3";
     out.push_back(s);
     return;
   }
