@@ -77,17 +77,30 @@ DataParallel strategy_from(const std::string& s) {
 // Looks up a catalog id, reporting an unknown one with the nearest known id.
 template <class M>
 const typename M::mapped_type* lookup(ObjectReader& r, const char* key, const M& map, const char* what,
-                                      bool required) {
+                                      const char* list_kind, bool required) {
   auto id = r.string(key, required);
   if (!id) return nullptr;
   auto it = map.find(*id);
   if (it != map.end()) return &it->second;
   std::vector<std::string> ids;
   for (const auto& kv : map) ids.push_back(kv.first);
-  auto near = nearest_name(*id, ids);
-  r.error(r.path(key), std::string("unknown ") + what + " id \"" + *id + "\"" +
-                           (near.empty() ? std::string(" (see `gpuplan catalog list`)")
-                                         : " (did you mean \"" + near + "\"?)"));
+  std::string hint;
+  if (auto near = nearest_name(*id, ids); !near.empty()) {
+    hint = " (did you mean \"" + near + "\"?)";
+  } else {
+    // A family name such as "nvlink4" or "h200": offer the ids it begins, when they are few.
+    std::vector<std::string> family;
+    for (const auto& k : ids)
+      if (k.size() > id->size() && k.compare(0, id->size(), *id) == 0) family.push_back(k);
+    if (!family.empty() && family.size() <= 4) {
+      hint = " (did you mean one of";
+      for (std::size_t i = 0; i < family.size(); ++i) hint += (i ? ", \"" : " \"") + family[i] + "\"";
+      hint += "?)";
+    } else {
+      hint = " (see `gpuplan catalog list " + std::string(list_kind) + "`)";
+    }
+  }
+  r.error(r.path(key), std::string("unknown ") + what + " id \"" + *id + "\"" + hint);
   return nullptr;
 }
 
@@ -133,7 +146,7 @@ struct Parser {
     }
     ModelSpec m;
     if (r.has("model")) {
-      if (const ModelSpec* spec = lookup(r, "model", cat.models, "model", true)) m = *spec;
+      if (const ModelSpec* spec = lookup(r, "model", cat.models, "model", "models", true)) m = *spec;
     } else if (const json* t = r.object("transformer", false)) {
       ObjectReader tr(t, file, r.path("transformer"), diags);
       transformer_dims(tr, m);
@@ -260,7 +273,8 @@ struct Parser {
       r.error(r.pointer(), by_instance ? "give either \"instance\" or \"gpu\", not both"
                                        : "must give \"instance\" (a catalog id) or \"gpu\" with \"gpus_per_node\"");
     }
-    const InstanceSpec* inst = by_instance ? lookup(r, "instance", cat.instances, "instance", true) : nullptr;
+    const InstanceSpec* inst =
+        by_instance ? lookup(r, "instance", cat.instances, "instance", "instances", true) : nullptr;
     r.accept("instance");
     if (inst) {
       c.instance = *inst;
@@ -275,10 +289,11 @@ struct Parser {
         r.accept(k);
       }
     } else if (r.has("gpu")) {
-      if (const GpuSpec* g = lookup(r, "gpu", cat.gpus, "GPU", true)) c.gpu = *g;
+      if (const GpuSpec* g = lookup(r, "gpu", cat.gpus, "GPU", "gpus", true)) c.gpu = *g;
       c.gpus_per_node = static_cast<int>(r.integer("gpus_per_node", true, 1, 1024).value_or(1));
-      if (const auto* ic = lookup(r, "intra_node", cat.interconnects, "interconnect", true)) c.intra_node = *ic;
-      if (const auto* net = lookup(r, "network", cat.interconnects, "interconnect", false)) {
+      if (const auto* ic = lookup(r, "intra_node", cat.interconnects, "interconnect", "interconnects", true))
+        c.intra_node = *ic;
+      if (const auto* net = lookup(r, "network", cat.interconnects, "interconnect", "interconnects", false)) {
         c.network = *net;
         c.node_network_bw = net->bw_per_gpu * static_cast<double>(net->ports_per_node);
       }
@@ -306,11 +321,11 @@ struct Parser {
     }
     c.oversubscription = r.number("oversubscription", false, 1, 1000).value_or(1);
     c.gpus_per_pcie_switch = static_cast<int>(r.integer("gpus_per_pcie_switch", false, 1, 64).value_or(2));
-    if (const StorageSpec* st = lookup(r, "storage", cat.storage, "storage", false)) c.storage = *st;
+    if (const StorageSpec* st = lookup(r, "storage", cat.storage, "storage", "storage", false)) c.storage = *st;
   }
 
   void container(ObjectReader& r, JobConfig& job) {
-    if (const ImageSpec* im = lookup(r, "image", cat.images, "image", true)) job.container.image = *im;
+    if (const ImageSpec* im = lookup(r, "image", cat.images, "image", "images", true)) job.container.image = *im;
     if (auto cpus = r.positive("cpus", false)) job.container.cpus = *cpus;
     if (auto mem = r.positive("memory_gib", false)) job.container.memory = Bytes::gib(*mem);
   }
@@ -325,7 +340,7 @@ struct Parser {
     }
     if (ck.every_steps && ck.every) r.error(r.path("every_minutes"), "give either every_steps or every_minutes");
     ck.async = r.boolean("async", false).value_or(false);
-    if (const StorageSpec* st = lookup(r, "storage", cat.storage, "storage", false)) ck.storage = *st;
+    if (const StorageSpec* st = lookup(r, "storage", cat.storage, "storage", "storage", false)) ck.storage = *st;
   }
 
   void pricing(ObjectReader& r, JobConfig& job) {
