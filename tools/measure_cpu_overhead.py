@@ -33,7 +33,7 @@ import measure_holdout as mh  # noqa: E402  (same harness: GPT model, optimizers
 VISION = ["resnet18", "resnet34", "resnet50", "resnet101", "resnet152", "wide_resnet50_2", "resnext50_32x4d",
           "densenet121", "densenet169", "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0", "efficientnet_b3",
           "convnext_tiny", "convnext_small", "regnet_y_400mf", "regnet_y_1_6gf", "regnet_x_1_6gf", "vit_b_16",
-          "vit_b_32", "vit_l_16", "vgg11"]
+          "vit_b_32", "vit_l_16", "vgg11", "swin_t", "swin_s", "swin_v2_t"]
 
 
 def configs():
