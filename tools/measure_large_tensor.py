@@ -41,8 +41,7 @@ def timed(fn, reps=5, warmup=2):
 
 
 def op_cases():
-    """(name, per-sample output elements, function of batch -> (module, input shape, dtype))."""
-    cl = torch.channels_last
+    """(name, output elements per sample, module factory, input shape per sample), all bf16 channels-last."""
     return [
         ("stem-conv7x7s2-3to64", 64 * 112 * 112, lambda: torch.nn.Conv2d(3, 64, 7, 2, 3, bias=False), (3, 224, 224)),
         ("conv1x1-64to256-56", 256 * 56 * 56, lambda: torch.nn.Conv2d(64, 256, 1, bias=False), (64, 56, 56)),
@@ -54,13 +53,13 @@ def op_cases():
          lambda: torch.nn.Conv2d(144, 144, 3, 1, 1, groups=144, bias=False), (144, 112, 112)),
         ("bn-144-112", 144 * 112 * 112, lambda: torch.nn.BatchNorm2d(144), (144, 112, 112)),
         ("silu-144-112", 144 * 112 * 112, lambda: torch.nn.SiLU(), (144, 112, 112)),
-    ], cl
+    ]
 
 
 def measure_ops(common, f):
     torch.backends.cudnn.benchmark = True
-    cases, cl = op_cases()
-    for name, out_per_sample, make, in_shape in cases:
+    cl = torch.channels_last
+    for name, out_per_sample, make, in_shape in op_cases():
         in_per_sample = in_shape[0] * in_shape[1] * in_shape[2]
         biggest = max(out_per_sample, in_per_sample)
         under = (LIMIT - 1) // biggest
