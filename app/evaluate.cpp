@@ -27,14 +27,12 @@ const char* compute_bottleneck(const StepPrediction& p) {
   return "gpu-compute";
 }
 
-// What sets the pace. Input and communication are pipelined against compute, so the GPU waiting for
-// either a noticeable share of the step (kWaitShare) means that one limits it; otherwise the compute
-// model's verdict (FLOP-bound, memory-bound or launch-bound).
+// What sets the pace: input or communication when the GPU waits for it a noticeable share of the step
+// (sim::kBottleneckWaitShare); otherwise the compute model's verdict (FLOP-bound, memory-bound or launch-bound).
 std::string bottleneck_of(const StepPrediction& p, const sim::StepSimResult& r, bool fits) {
-  constexpr double kWaitShare = 0.10;
   if (!fits) return "out-of-memory";
   const double t = r.step_time.value(), d = r.dataloader_stall.value(), k = r.comm_exposed.value();
-  if (std::max(d, k) >= kWaitShare * t) {
+  if (std::max(d, k) >= sim::kBottleneckWaitShare * t) {
     if (d >= k) return "dataloader";
     return r.straggler.value() > 0.5 * k ? "stragglers" : "communication";
   }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "calibrate/loader_check.hpp"  // sim engineer: data-loader simulation for cpu-jpeg-pipeline records
+#include "sim/step_sim.hpp"
 
 namespace gp::calibrate {
 
@@ -30,11 +31,18 @@ RecordPrediction predict_train_record(const RunRecord& rec, const DeviceModel& d
     p.reason = "predicted out of memory";
     return p;
   }
+  p.bottleneck = to_string(p.step.bottleneck);
+  p.gpu_busy_frac = p.step.gpu_busy_frac;
   if (rec.data == "synthetic-on-gpu") {
     p.step_ms = p.step.total.ms();
   } else if (pipeline) {
     p.step_ms = pipeline(rec, p);
-    if (!p.step_ms) p.reason = "the data-loader simulation could not predict it";
+    if (!p.step_ms) {
+      p.reason = "the data-loader simulation could not predict it";
+    } else {
+      if (*p.step_ms - p.step.total.ms() >= sim::kBottleneckWaitShare * *p.step_ms) p.bottleneck = "dataloader";
+      p.gpu_busy_frac = std::min(1.0, p.step.gpu_busy.ms() / *p.step_ms);
+    }
   } else {
     p.reason = "needs the data-loader simulation";
   }
@@ -243,8 +251,8 @@ nlohmann::json render_json(const CheckReport& r) {
       j["calls"] = {{"forward", p.step.calls_forward},
                     {"backward_and_optimizer", p.step.calls - p.step.calls_forward},
                     {"conv", p.step.conv_calls}};
-      j["gpu_busy_frac"] = p.step.gpu_busy_frac;
-      j["bottleneck"] = to_string(p.step.bottleneck);
+      j["gpu_busy_frac"] = p.gpu_busy_frac;
+      j["bottleneck"] = p.bottleneck;
     }
     recs.push_back(j);
   }

@@ -24,6 +24,11 @@ struct RecordPrediction {
   std::string reason;                   // why step_ms is empty
   StepPrediction step;
   MemoryPrediction memory;
+  // What sets the pace: the compute model's verdict, or "dataloader" when the data-loader simulation's step is
+  // longer than the GPU-side step by a tenth of the step or more (as `gpuplan run` says it); and the GPU's busy
+  // share of the predicted step.
+  std::string bottleneck;
+  double gpu_busy_frac = 0;
 };
 
 // Extension point for records whose pace is set by the CPU data pipeline (data: cpu-jpeg-pipeline):

@@ -85,6 +85,10 @@ struct StepSimOptions {
   std::uint64_t seed = 1;
 };
 
+// Input and communication are pipelined against compute: the GPU waiting for either this share of the step or
+// more makes that one the bottleneck (`gpuplan run`, `gpuplan calibrate check`).
+inline constexpr double kBottleneckWaitShare = 0.10;
+
 // Per-step means over the measured steps. compute + dataloader_stall + comm_exposed = step_time.
 struct StepSimResult {
   Seconds step_time;              // mean wall time of one optimizer step (ends when the slowest rank is done)
