@@ -9,6 +9,7 @@
 #include "app/cli.hpp"
 #include "app/cmd_calibrate_comm.hpp"  // issue 5: `calibrate comm`
 #include "app/profile_cache.hpp"
+#include "app/progress.hpp"
 #include "calibrate/loader_check.hpp"
 #include "calibrate/check.hpp"
 #include "calibrate/conv_check.hpp"
@@ -32,6 +33,7 @@ struct CalibrateOptions {
   bool loo = false;
   bool gemm_loo = false;
   bool loso = false;                  // fit: leave-one-session-out over the runs files
+  bool quiet = false;                 // fit: no progress bar
   std::vector<std::string> fit_runs;  // fit: one or more runs files (sessions), fitted together
   std::string kernel_classes;         // fit: kernel-class constants held fixed (tools/fit_kernel_classes.py)
   std::string nchw_classes;           // fit: NCHW kernel-class constants carried along (tools/fit_nchw_classes.py)
@@ -194,7 +196,8 @@ int run_fit_command(const CalibrateOptions& o) {
     std::cerr << "bf16 convolution efficiency matched to " << rows << " probed convolutions: " << e << " (" << rounds
               << " rounds" << (settled ? "" : ", not settled") << ")\n";
   }
-  const auto res = calibrate::fit_compute_constants(runs, dev, start, o.loo, session_of_run);
+  const auto res = calibrate::fit_compute_constants(runs, dev, start, o.loo, session_of_run,
+                                                    progress_bar(!o.quiet, "leave-one-out refits"));
   calibrate::FitConstants fc;
   fc.compute = res.constants;
   // fp16, TF32 and fp32 convolutions: matched once each, to their probe, with the fitted constants. The fit itself
@@ -413,6 +416,7 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
   fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");
+  fit->add_flag("-q,--quiet", opts->quiet, "No progress bar");
   fit->callback([opts, &ctx] { ctx.exit_code = run_fit_command(*opts); });
 
   auto* convs = cal->add_subcommand(

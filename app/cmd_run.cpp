@@ -9,6 +9,7 @@
 #include "app/catalog_io.hpp"
 #include "app/cli.hpp"
 #include "app/evaluate.hpp"
+#include "app/progress.hpp"
 #include "app/store.hpp"
 
 namespace gp::app {
@@ -24,21 +25,6 @@ struct RunOptions {
   bool quiet = false;
   std::string trace;
 };
-
-// A progress bar on stderr for long sweeps, only when stderr is a terminal.
-Progress progress_bar(bool enabled) {
-  if (!enabled || !isatty(STDERR_FILENO)) return {};
-  auto start = std::chrono::steady_clock::now();
-  return [start](std::size_t done, std::size_t total) {
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (total < 20 && secs < 0.5) return;
-    int width = 30;
-    int filled = static_cast<int>(width * done / total);
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu configurations", std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                 std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), done, total);
-    if (done == total) std::fprintf(stderr, "\n");
-  };
-}
 
 Format parse_format(const std::string& f) {
   if (f == "json") return Format::json;
@@ -87,7 +73,7 @@ void run(const RunOptions& o, CliContext& ctx) {
   }
   EvaluateOptions eo;
   eo.trace_path = o.trace;
-  eo.progress = progress_bar(!o.quiet);
+  eo.progress = progress_bar(!o.quiet, "configurations");
   std::vector<std::string> notes;
   eo.warnings = &notes;
   auto results = evaluate(*sc, *cat, eo);

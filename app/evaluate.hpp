@@ -7,18 +7,16 @@
 #include <string>
 #include <vector>
 
+#include "app/progress.hpp"
 #include "app/report.hpp"
 #include "app/scenario.hpp"
 #include "sim/step_sim.hpp"
 
 namespace gp::app {
 
-// Called after each configuration with (done, total) — drives the progress bar.
-using Progress = std::function<void(std::size_t, std::size_t)>;
-
 struct EvaluateOptions {
   std::string trace_path;   // --trace FILE: Chrome trace JSON of the first steps of the first configuration
-  Progress progress;
+  Progress progress;        // after each configuration (done, total)
   std::string profiles_dir; // GPU profiles and constants; empty: default_profiles_dir()
   int sim_steps = 200;      // measured steps per configuration
   int trace_steps = 3;      // steps written to the trace

@@ -134,7 +134,8 @@ std::vector<const RunRecord*> fit_records(const std::vector<RunRecord>& runs) {
 
 FitResult fit_compute_constants(const std::vector<RunRecord>& runs, const DeviceModel& dev,
                                 const ComputeConstants& start, bool leave_one_out,
-                                const std::vector<int>& session_of_run) {
+                                const std::vector<int>& session_of_run,
+                                const std::function<void(std::size_t, std::size_t)>& progress) {
   std::vector<Prepared> prep;
   int sessions = 1;
   for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -171,6 +172,7 @@ FitResult fit_compute_constants(const std::vector<RunRecord>& runs, const Device
       const double err = std::abs(pct(e.loo_ms, e.measured_ms));
       loo_sum += err;
       res.loo_max_pct = std::max(res.loo_max_pct, err);
+      if (progress) progress(i + 1, prep.size());
     }
     res.records.push_back(e);
   }

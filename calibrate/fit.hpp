@@ -6,6 +6,7 @@
 // generalisation error is estimated by leave-one-out: each record predicted by a fit to all the others.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,9 +75,11 @@ std::vector<const RunRecord*> fit_records(const std::vector<RunRecord>& runs);
 // `session_of_run` (optional, parallel to `runs`): the session (host) of each run. With more than one, every
 // session after the first gets a CPU speed factor fitted with the constants (all its CPU costs scaled), and the
 // constants returned are the first session's host's (docs/calibration.md, "Host CPU speed").
+// `progress` (optional) is called with (done, total) after each leave-one-out refit.
 FitResult fit_compute_constants(const std::vector<RunRecord>& runs, const DeviceModel& dev,
                                 const ComputeConstants& start, bool leave_one_out,
-                                const std::vector<int>& session_of_run = {});
+                                const std::vector<int>& session_of_run = {},
+                                const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 // Error on one session's records of constants fitted to the other sessions only.
 struct SessionError {

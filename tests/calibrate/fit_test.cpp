@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <tuple>
+#include <utility>
 
 #include "calibrate/fit.hpp"
 #include "calibrate/profile_io.hpp"
@@ -9,12 +10,29 @@
 using namespace gp;
 using namespace gp::calibrate;
 
-TEST_CASE("calibrate::fit: recovers constants from runs generated with known constants", "[calibrate]") {
+namespace {
+
+// The reference runs with every measured step time replaced by the model's prediction with `truth` (at most
+// `limit` timed train records), and the H200 device they were predicted on.
+std::pair<std::vector<RunRecord>, DeviceModel> generated_runs(const ComputeConstants& truth, std::size_t limit) {
   std::vector<std::string> errors;
   auto profile = load_profile("calibrate/profiles/h200.json", errors);
   auto runs = load_runs("calibrate/measured/h200-2026-12.jsonl", errors);
   REQUIRE(errors.empty());
   const DeviceModel dev = make_device_model(*profile);
+  std::vector<RunRecord> out;
+  for (auto& r : runs) {
+    if (!r.measured.step_ms || !r.expressible) continue;
+    if (limit > 0 && (r.data != "synthetic-on-gpu" || out.size() == limit)) continue;
+    r.measured.step_ms = predict_step(r.step, dev, truth).total.ms();
+    out.push_back(r);
+  }
+  return {out, dev};
+}
+
+}  // namespace
+
+TEST_CASE("calibrate::fit: recovers constants from runs generated with known constants", "[calibrate]") {
   ComputeConstants truth;
   truth.gemm_efficiency = 0.9;
   truth.conv_efficiency = 0.8;
@@ -25,13 +43,37 @@ TEST_CASE("calibrate::fit: recovers constants from runs generated with known con
   truth.cpu_per_bwd_kernel_eager = truth.cpu_per_kernel_eager;
   truth.cpu_per_conv_eager = Seconds::us(10);
   truth.cpu_per_step_eager = Seconds::ms(1);
-  // Replace every measured step time by the model's prediction with `truth`.
-  for (auto& r : runs)
-    if (r.measured.step_ms && r.expressible) r.measured.step_ms = predict_step(r.step, dev, truth).total.ms();
+  const auto [runs, dev] = generated_runs(truth, 0);
   const FitResult res = fit_compute_constants(runs, dev, ComputeConstants{}, false);
   CHECK(res.mape_pct < 0.5);
   CHECK(res.constants.memory_efficiency == Approx(truth.memory_efficiency).epsilon(0.05));
   CHECK(res.constants.gemm_efficiency == Approx(truth.gemm_efficiency).epsilon(0.05));
+}
+
+TEST_CASE("calibrate::fit: leave-one-out on runs the model generated reports each refit and predicts every record",
+          "[calibrate]") {
+  ComputeConstants truth;
+  truth.gemm_efficiency = 0.9;
+  truth.memory_efficiency = 0.75;
+  truth.cpu_per_conv_eager = Seconds::us(10);
+  // One refit per record: sixteen timed train records keep the test quick.
+  const auto [runs, dev] = generated_runs(truth, 16);
+  std::vector<std::pair<std::size_t, std::size_t>> calls;
+  const auto record = [&](std::size_t done, std::size_t total) { calls.emplace_back(done, total); };
+  const FitResult res = fit_compute_constants(runs, dev, ComputeConstants{}, true, {}, record);
+  REQUIRE(res.records.size() == 16);
+  // One call per left-out record, counting up to the total: what `calibrate fit --loo` draws its bar from.
+  REQUIRE(calls.size() == res.records.size());
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    CHECK(calls[i].first == i + 1);
+    CHECK(calls[i].second == res.records.size());
+  }
+  // Data the model itself generated: refitting without any one record still predicts it.
+  CHECK(res.loo_mape_pct < 1.0);
+  // Without leave-one-out there are no refits to report.
+  calls.clear();
+  fit_compute_constants(runs, dev, ComputeConstants{}, false, {}, record);
+  CHECK(calls.empty());
 }
 
 TEST_CASE("calibrate::fit: constants file round trip and errors", "[calibrate]") {
