@@ -1,5 +1,6 @@
 #include "calibrate/reference_runs.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 #include "calibrate/json_fields.hpp"
@@ -102,9 +103,17 @@ std::vector<RunRecord> parse_runs(const std::vector<std::string>& lines, const s
     const std::string& text = lines[i];
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = file + ":" + std::to_string(i + 1);
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-      errors.push_back(where + ":: expected one JSON object per line");
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+      // nlohmann's byte is one past the offending character (1-based column of it).
+      errors.push_back(where + ":" + std::to_string(std::max<std::size_t>(1, e.byte)) +
+                       ": invalid JSON (expected one JSON object per line)");
+      continue;
+    }
+    if (!j.is_object()) {
+      errors.push_back(where + ":/: expected one JSON object per line, got " + std::string(j.type_name()));
       continue;
     }
     const std::size_t before = errors.size();

@@ -292,11 +292,13 @@ TEST_CASE("calibrate::check: JSON and SVG renderings", "[calibrate]") {
 TEST_CASE("calibrate::reference_runs: bad lines name file, line and JSON path", "[calibrate]") {
   std::vector<std::string> errors;
   const auto r = parse_runs({R"({"id":"a","kind":"train","data":"synthetic-on-gpu","model":"gpt","batch":-4})",
-                             "not json", R"({"id":"b","kind":"micro"})"},
+                             "not json", R"({"id":"b","kind":"micro"})", R"([{"id":"c"}])"},
                             "runs.jsonl", errors);
-  REQUIRE(errors.size() == 2);
+  REQUIRE(errors.size() == 3);
   CHECK(errors[0] == "runs.jsonl:1:/batch: must be positive, got -4");
-  CHECK(errors[1].rfind("runs.jsonl:2:", 0) == 0);
+  // Line and column of the first bad character, as for a scenario's syntax error.
+  CHECK(errors[1] == "runs.jsonl:2:2: invalid JSON (expected one JSON object per line)");
+  CHECK(errors[2] == "runs.jsonl:4:/: expected one JSON object per line, got array");
   CHECK(r.size() == 1);
 }
 
