@@ -1,4 +1,6 @@
+#include <cmath>
 #include <fstream>
+#include <iomanip>
 #include <sstream>
 #include "calibrate/json_fields.hpp"
 
@@ -57,6 +59,33 @@ std::optional<double> FieldReader::non_negative(const std::string& key, bool req
   const auto x = number(key, required);
   if (x && *x < 0) {
     error(key, "must be zero or positive, got " + obj_[key].dump());
+    return std::nullopt;
+  }
+  return x;
+}
+
+namespace {
+std::string num(double x) {  // whole numbers in full ("10000000", not "1e+07")
+  std::ostringstream o;
+  if (std::floor(x) == x && std::abs(x) < 1e15) o << std::fixed << std::setprecision(0);
+  o << x;
+  return o.str();
+}
+}  // namespace
+
+std::optional<double> FieldReader::integer(const std::string& key, bool required, double lo, double hi) {
+  const auto x = number(key, required);
+  if (x && !(*x >= lo && *x <= hi && std::floor(*x) == *x)) {
+    error(key, "must be an integer in [" + num(lo) + ", " + num(hi) + "], got " + obj_[key].dump());
+    return std::nullopt;
+  }
+  return x;
+}
+
+std::optional<double> FieldReader::positive_at_most(const std::string& key, bool required, double hi) {
+  const auto x = number(key, required);
+  if (x && !(*x > 0 && *x <= hi)) {
+    error(key, "must be a number in (0, " + num(hi) + "], got " + obj_[key].dump());
     return std::nullopt;
   }
   return x;

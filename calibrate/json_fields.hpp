@@ -25,6 +25,10 @@ class FieldReader {
   std::optional<double> number(const std::string& key, bool required, bool positive = false);
   // Required / optional number that may be zero but not negative.
   std::optional<double> non_negative(const std::string& key, bool required);
+  // Required / optional whole number in [lo, hi] ("must be an integer in [lo, hi], got X").
+  std::optional<double> integer(const std::string& key, bool required, double lo, double hi);
+  // Required / optional number in (0, hi] ("must be a number in (0, hi], got X").
+  std::optional<double> positive_at_most(const std::string& key, bool required, double hi);
   std::optional<std::string> string(const std::string& key, bool required);
   std::optional<bool> boolean(const std::string& key, bool required);
   // Sub-object reader (an empty object when absent and not required).

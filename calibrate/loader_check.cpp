@@ -35,7 +35,7 @@ PipelinePredictor loader_pipeline(const GpuProfile& profile, double all_core_slo
     run.host_cores = *cores;
     run.batch = static_cast<int>(*batch);
     run.num_workers = static_cast<int>(*workers);
-    run.pin_memory = in.value("pin_memory", true);
+    run.pin_memory = !in.contains("pin_memory") || !in["pin_memory"].is_boolean() || in["pin_memory"].get<bool>();
     run.prefetch_factor = static_cast<int>(number(in, "prefetch_factor").value_or(2));
     // The decoded sample as fed to the GPU: a float32 tensor of 3 x H x W (the record's image_hw).
     double hw = 224.0 * 224.0;

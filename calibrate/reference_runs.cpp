@@ -1,6 +1,7 @@
 #include "calibrate/reference_runs.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include "calibrate/json_fields.hpp"
@@ -40,6 +41,42 @@ T get_or(const nlohmann::json& j, const char* key, T def) {
   }
 }
 
+// The input fields of a train record that the predictions read, with their types and sanity ranges (limits far
+// beyond any real run, so that a corrupted record is named instead of overflowing a counter or a simulation).
+void check_train_inputs(FieldReader& r, const std::string& data) {
+  const auto model = r.string("model", true);
+  r.integer("batch", true, 1, 1e7);
+  r.integer("grad_accum", false, 1, 1e6);
+  r.string("precision", false);
+  r.string("optimizer", false);
+  for (const char* b : {"activation_checkpointing", "cuda_graphs", "channels_last", "logits_kept", "tied_embeddings",
+                        "pin_memory", "persistent_workers"})
+    r.boolean(b, false);
+  r.number("params", false, true);
+  r.number("fwd_flops_per_sample", false, true);
+  if (r.has("image_hw")) {
+    const auto& hw = r.json()["image_hw"];
+    const auto side_ok = [](const nlohmann::json& v) {
+      return v.is_number() && v.get<double>() >= 1 && v.get<double>() <= 1e5 && std::floor(v.get<double>()) == v.get<double>();
+    };
+    if (!hw.is_array() || hw.size() != 2 || !side_ok(hw[0]) || !side_ok(hw[1]))
+      r.error("image_hw", "must be [height, width], two integers in [1, 100000], got " + hw.dump());
+  }
+  if (model == "gpt") {  // absent dimensions leave the record not expressible (step_from_input says why)
+    r.integer("layers", false, 1, 1e4);
+    r.integer("d_model", false, 1, 1e6);
+    r.integer("heads", false, 1, 1e4);
+    r.integer("seq", false, 1, 1e8);
+    r.integer("vocab", false, 1, 1e9);
+  }
+  if (data == "cpu-jpeg-pipeline") {
+    r.integer("num_workers", false, 0, 1024);
+    r.integer("prefetch_factor", false, 1, 1024);
+    r.positive_at_most("sample_cpu_ms_1thread", false, 1e5);
+    if (auto host = r.object("host", false)) host->integer("cpu_cores", false, 1, 1e5);
+  }
+}
+
 }  // namespace
 
 std::optional<std::string> step_from_input(const nlohmann::json& in, StepConfig& step) {
@@ -75,6 +112,7 @@ std::optional<std::string> step_from_input(const nlohmann::json& in, StepConfig&
     m.dims.tied_embeddings = get_or<bool>(in, "tied_embeddings", true);
     if (m.dims.layers < 1 || m.dims.d_model < 1 || m.dims.heads < 1 || m.dims.seq < 1)
       return "gpt needs positive layers, d_model, heads and seq";
+    if (m.dims.d_model % m.dims.heads != 0) return "gpt needs heads that divide d_model";
     return std::nullopt;
   }
   if (auto vd = vit_dims(model)) {
@@ -109,7 +147,7 @@ std::vector<RunRecord> parse_runs(const std::vector<std::string>& lines, const s
     } catch (const nlohmann::json::parse_error& e) {
       // nlohmann's byte is one past the offending character (1-based column of it).
       errors.push_back(where + ":" + std::to_string(std::max<std::size_t>(1, e.byte)) +
-                       ": invalid JSON (expected one JSON object per line)");
+                       ": not valid JSON (expected one JSON object per line)");
       continue;
     }
     if (!j.is_object()) {
@@ -124,9 +162,7 @@ std::vector<RunRecord> parse_runs(const std::vector<std::string>& lines, const s
     rec.kind = r.string("kind", true).value_or("");
     if (rec.kind == "train") {
       rec.data = r.string("data", true).value_or("");
-      r.string("model", true);
-      r.number("batch", true, true);
-      if (r.has("grad_accum")) r.number("grad_accum", true, true);
+      check_train_inputs(r, rec.data);
       if (r.has("step_ms")) rec.measured.step_ms = r.number("step_ms", true, true);
       if (r.has("peak_mem_gib")) rec.measured.peak_mem_gib = r.number("peak_mem_gib", true, true);
       rec.measured.oom = r.boolean("oom", false).value_or(false);

@@ -295,11 +295,50 @@ TEST_CASE("calibrate::reference_runs: bad lines name file, line and JSON path", 
                              "not json", R"({"id":"b","kind":"micro"})", R"([{"id":"c"}])"},
                             "runs.jsonl", errors);
   REQUIRE(errors.size() == 3);
-  CHECK(errors[0] == "runs.jsonl:1:/batch: must be positive, got -4");
+  CHECK(errors[0] == "runs.jsonl:1:/batch: must be an integer in [1, 10000000], got -4");
   // Line and column of the first bad character, as for a scenario's syntax error.
-  CHECK(errors[1] == "runs.jsonl:2:2: invalid JSON (expected one JSON object per line)");
+  CHECK(errors[1] == "runs.jsonl:2:2: not valid JSON (expected one JSON object per line)");
   CHECK(errors[2] == "runs.jsonl:4:/: expected one JSON object per line, got array");
   CHECK(r.size() == 1);
+}
+
+TEST_CASE("calibrate::reference_runs: corrupted input fields are named with their range, not overflowed or thrown",
+          "[calibrate]") {
+  // Each line is a reference loader record with one field corrupted (found by fuzzing `calibrate check`: before,
+  // num_workers -1 crashed the data-loader simulation, 1e9 exhausted memory, pin_memory 0 threw).
+  const std::string loader = R"("kind":"train","model":"resnet50","data":"cpu-jpeg-pipeline","precision":"bf16",)"
+                             R"("host":{"cpu_cores":16},"sample_cpu_ms_1thread":3.159,"image_hw":[224,224])";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"("batch":256,"num_workers":-1)", "/num_workers: must be an integer in [0, 1024], got -1"},
+      {R"("batch":256,"num_workers":1e9)", "/num_workers: must be an integer in [0, 1024], got 1000000000.0"},
+      {R"("batch":256,"num_workers":8,"pin_memory":0)", "/pin_memory: expected true or false, got 0"},
+      {R"("batch":1e308,"num_workers":8)", "/batch: must be an integer in [1, 10000000], got 1e+308"},
+      {R"("batch":2.5,"num_workers":8)", "/batch: must be an integer in [1, 10000000], got 2.5"},
+      {R"("batch":256,"num_workers":8,"prefetch_factor":-3)", "/prefetch_factor: must be an integer in [1, 1024], got -3"},
+      {R"("batch":256,"num_workers":8,"host":{"cpu_cores":1e12})",
+       "/host/cpu_cores: must be an integer in [1, 100000], got 1000000000000.0"},
+      {R"("batch":256,"num_workers":8,"sample_cpu_ms_1thread":1e300)",
+       "/sample_cpu_ms_1thread: must be a number in (0, 100000], got 1e+300"},
+      {R"("batch":256,"num_workers":8,"image_hw":[-5,3])",
+       "/image_hw: must be [height, width], two integers in [1, 100000], got [-5,3]"},
+  };
+  for (const auto& [fields, expected] : cases) {
+    std::vector<std::string> errors;
+    // Later keys win in nlohmann's parse, so each case's fields override the defaults.
+    const auto r = parse_runs({"{\"id\":\"x\"," + loader + "," + fields + "}"}, "runs.jsonl", errors);
+    CHECK(r.empty());
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0] == "runs.jsonl:1:" + expected);
+  }
+  // A GPT record's heads that do not divide its width cannot be expressed, and it says so (a record, not an error).
+  std::vector<std::string> errors;
+  const auto g = parse_runs({R"({"id":"g","kind":"train","data":"synthetic-on-gpu","model":"gpt","batch":2,)"
+                             R"("layers":2,"d_model":768,"heads":7,"seq":128})"},
+                            "runs.jsonl", errors);
+  CHECK(errors.empty());
+  REQUIRE(g.size() == 1);
+  CHECK_FALSE(g[0].expressible);
+  CHECK(g[0].reason == "gpt needs heads that divide d_model");
 }
 
 TEST_CASE("calibrate::reference_runs: a record's logits_kept reaches the step, kept unless it says false",

@@ -113,3 +113,27 @@ TEST_CASE("calibrate::loader_check: the GPU's busy share of a loader-bound step 
   // prediction (48%) sits with its repeat and w8-nopin (42.7%). Every other record is within 10 points.
   CHECK(within_10_points >= 9);
 }
+
+TEST_CASE("calibrate::loader_check: a loader record whose pin_memory is null is predicted as pinned, not thrown on") {
+  std::vector<std::string> errors;
+  auto profile = gp::calibrate::load_profile(kProfile, errors);
+  auto constants = gp::calibrate::load_constants(kFit, errors);
+  REQUIRE(profile);
+  REQUIRE(constants);
+  const std::string rec = R"({"id":"%","kind":"train","model":"resnet50","data":"cpu-jpeg-pipeline","precision":"bf16",)"
+                          R"("batch":256,"num_workers":8,"host":{"cpu_cores":16},"sample_cpu_ms_1thread":3.159,)"
+                          R"("image_hw":[224,224],"step_ms":150,"pin_memory":)";
+  auto line = [&](const std::string& id, const std::string& pin) {
+    std::string s = rec + pin + "}";
+    return s.replace(s.find('%'), 1, id);
+  };
+  const auto runs = gp::calibrate::parse_runs({line("null", "null"), line("true", "true")}, "runs.jsonl", errors);
+  REQUIRE(errors.empty());
+  REQUIRE(runs.size() == 2);
+  const auto rep = gp::calibrate::run_check(runs, *profile, *constants, 10.0, gp::calibrate::loader_pipeline(*profile));
+  REQUIRE(rep.records.size() == 2);
+  REQUIRE(rep.records[0].prediction.step_ms);
+  REQUIRE(rep.records[1].prediction.step_ms);
+  // null reads like an absent field: the predictor's default, pinned.
+  CHECK(*rep.records[0].prediction.step_ms == *rep.records[1].prediction.step_ms);
+}
