@@ -82,22 +82,15 @@ void run(const RunOptions& o, CliContext& ctx) {
     for (const auto& n : notes) std::cerr << "note: " << n << "\n";
   }
 
+  // A store that cannot be opened or written loses nothing: the results are still printed, then the error.
   long long run_id = 0;
+  std::string store_error;
   if (!o.no_db) {
-    std::string err;
-    auto store = Store::open(o.db, &err);
-    if (!store) {
-      std::cerr << err << "\n";
-      ctx.exit_code = kExitBadInput;
-      return;
+    auto store = Store::open(o.db, &store_error);
+    if (store) {
+      auto id = store->record_run(to_stored(*sc, results, "gpuplan run " + o.file), &store_error);
+      if (id) run_id = *id;
     }
-    auto id = store->record_run(to_stored(*sc, results, "gpuplan run " + o.file), &err);
-    if (!id) {
-      std::cerr << err << "\n";
-      ctx.exit_code = kExitBadInput;
-      return;
-    }
-    run_id = *id;
   }
   std::optional<double> deadline;
   if (!sc->configs.empty()) deadline = sc->configs.front().roi.deadline_hours;
@@ -111,6 +104,11 @@ void run(const RunOptions& o, CliContext& ctx) {
       ctx.exit_code = kExitBadInput;
       return;
     }
+  }
+  if (!store_error.empty()) {
+    std::cerr << store_error << " (the results were not recorded; give another --db FILE, or --no-db)\n";
+    ctx.exit_code = kExitBadInput;
+    return;
   }
   ctx.exit_code = kExitOk;
 }

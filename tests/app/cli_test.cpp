@@ -51,6 +51,25 @@ TEST_CASE("app::cli: a missing file and a bad catalog override are bad input, no
   CHECK(gpuplan("run").code == 2);  // missing FILE: CLI11's usage error maps to 2
 }
 
+TEST_CASE("app::cli: a results store that is not a database loses no results: printed, then one error line, exit 2",
+          "[cli]") {
+  const auto db = temp_db("corrupt");
+  {
+    std::ofstream f(db, std::ios::binary);
+    f << "this is not an SQLite file, but it is where --db points\n";
+  }
+  const auto all = gpuplan("run scenarios/quickstart-gpt-350m.json --format json -q --db " + db);
+  CHECK(all.code == 2);
+  CHECK(all.out.find(db + ": cannot read results store: file is not a database (the results were not recorded; "
+                          "give another --db FILE, or --no-db)") != std::string::npos);
+  const auto json_only = gp::test::run_gpuplan("run scenarios/quickstart-gpt-350m.json --format json -q --db " + db, true);
+  CHECK(json_only.code == 2);
+  const auto j = nlohmann::json::parse(json_only.out);
+  CHECK(j["configs"].size() == 4);
+  CHECK(j["run_id"].is_null());
+  fs::remove(db);
+}
+
 TEST_CASE("app::cli: run --format json has the documented shape and the run is in history", "[cli]") {
   const auto db = temp_db("run");
   auto r = gpuplan("run scenarios/quickstart-gpt-350m.json --format json --db " + db);
