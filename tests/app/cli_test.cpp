@@ -2,11 +2,14 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "tests/support/run_gpuplan.hpp"
 
@@ -210,4 +213,39 @@ TEST_CASE("app::cli: the memory-limit example fits where held-out set 15 ran and
   CHECK(b46["memory_gib_per_gpu"].get<double>() == Approx(126.34).epsilon(0.03));
   // Within 4% of the limit: the advice says so.
   CHECK(b46["advice"].dump().find("close to the memory limit") != std::string::npos);
+}
+
+TEST_CASE("app::cli: the README's run examples show what gpuplan prints now", "[cli]") {
+  // Every `$ ./build/gpuplan run FILE` block of README.md: each shown line (but "..." and the store's "Recorded as"
+  // line) must be a line of today's output, so that the README cannot drift from the model.
+  std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/README.md");
+  REQUIRE(in);
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  const auto rstrip = [](std::string s) {
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\r')) s.pop_back();
+    return s;
+  };
+  const std::string prompt = "    $ ./build/gpuplan run ";
+  int blocks = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].rfind(prompt, 0) != 0) continue;
+    ++blocks;
+    const std::string args = lines[i].substr(prompt.size());
+    const auto r = gp::test::run_gpuplan("run " + args + " --no-db", true);
+    REQUIRE(r.code == 0);
+    std::vector<std::string> out;
+    std::istringstream os(r.out);
+    for (std::string l; std::getline(os, l);) out.push_back(rstrip(l));
+    for (std::size_t k = i + 1; k < lines.size(); ++k) {
+      const std::string& l = lines[k];
+      if (!l.empty() && l.rfind("    ", 0) != 0) break;  // prose again
+      if (l.rfind("    $ ", 0) == 0) break;              // the next command
+      const std::string shown = rstrip(l.size() >= 4 ? l.substr(4) : "");
+      if (shown.empty() || shown == "..." || shown.rfind("Recorded as run", 0) == 0) continue;
+      INFO("README line " << k + 1 << ": " << shown);
+      CHECK(std::find(out.begin(), out.end(), shown) != out.end());
+    }
+  }
+  CHECK(blocks >= 2);
 }
