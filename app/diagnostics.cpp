@@ -1,5 +1,8 @@
 #include "app/diagnostics.hpp"
 
+#include <map>
+#include <utility>
+
 namespace gp::app {
 
 std::string Diagnostic::render() const {
@@ -14,8 +17,30 @@ std::string Diagnostic::render() const {
 }
 
 std::string Diagnostics::render() const {
+  // A sweep repeats a problem per configuration (global_batch against each data-parallel size): the first
+  // kShownPerPath lines of one JSON path are shown, then one line counting the rest.
+  constexpr int kShownPerPath = 3;
+  std::map<std::pair<std::string, std::string>, int> seen;
+  std::vector<std::pair<std::string, std::string>> order;
   std::string out;
-  for (const auto& d : items_) out += d.render() + "\n";
+  for (const auto& d : items_) {
+    if (d.line > 0) {
+      out += d.render() + "\n";
+      continue;
+    }
+    const auto key = std::make_pair(d.file, d.pointer);
+    const int n = ++seen[key];
+    if (n <= kShownPerPath) out += d.render() + "\n";
+    if (n == kShownPerPath + 1) order.push_back(key);
+  }
+  for (const auto& key : order) {
+    const int more = seen[key] - kShownPerPath;
+    Diagnostic d{key.first, key.second,
+                 "the same problem in " + std::to_string(more) + " more configuration" + (more == 1 ? "" : "s") +
+                     " of the sweep",
+                 0, 0};
+    out += d.render() + "\n";
+  }
   return out;
 }
 

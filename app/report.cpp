@@ -18,7 +18,11 @@ std::string fixed(double x, int prec) {
 // Three significant digits for wide-ranging figures (0.0123, 1.23, 123, 12300).
 std::string sig3(double x) {
   char buf[64];
-  if (x != 0 && (x < 0.01 || x >= 1e6)) {
+  if (x >= 1e6 && x < 1e15) {  // 1.23M, 45.6G, 789T: three digits in at most five characters
+    const char* unit = x >= 1e12 ? "T" : x >= 1e9 ? "G" : "M";
+    const double v = x / (x >= 1e12 ? 1e12 : x >= 1e9 ? 1e9 : 1e6);
+    std::snprintf(buf, sizeof buf, v < 10 ? "%.2f%s" : v < 100 ? "%.1f%s" : "%.0f%s", v, unit);
+  } else if (x != 0 && (x < 0.01 || x >= 1e6)) {
     std::snprintf(buf, sizeof buf, "%.2e", x);
   } else if (x < 1) {
     std::snprintf(buf, sizeof buf, "%.3f", x);
@@ -46,8 +50,8 @@ struct Column {
 
 const std::vector<Column> kCols = {
     {"id", 5, true},        {"gpus", 5, false},     {"cluster", 18, true}, {"step s", 7, false},
-    {"samp/s", 8, false},   {"train h", 8, false},  {"cost", 8, false},    {"busy", 4, false},
-    {"mfu", 4, false},      {"GiB", 5, false},      {"fit", 3, true},      {"bottleneck", 13, true}};
+    {"samp/s", 7, false},   {"train h", 7, false},  {"cost", 8, false},    {"busy", 4, false},
+    {"mfu", 4, false},      {"GiB", 5, false},      {"fit", 3, true},      {"bottleneck", 15, true}};
 
 std::vector<std::string> table_cells(const ConfigOutcome& c) {
   const auto& r = c.result;
@@ -62,7 +66,7 @@ std::vector<std::string> table_cells(const ConfigOutcome& c) {
           r.fits ? fixed(100 * r.mfu, 0) + "%" : "-",
           fixed(r.memory_per_gpu.gib(), 1),
           r.fits ? "yes" : "NO",
-          cut(r.bottleneck, 13)};
+          cut(r.bottleneck, 15)};
 }
 
 std::string pad(const std::string& s, int w, bool left) {

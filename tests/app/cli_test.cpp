@@ -46,6 +46,19 @@ TEST_CASE("app::cli: validate accepts the example scenarios", "[cli]") {
   CHECK(r.out.find("ok, 4 configurations") != std::string::npos);
 }
 
+TEST_CASE("app::cli: a sweep's problem repeated per configuration is shown three times, then counted", "[cli]") {
+  // global_batch 512 on 1..10 p5en nodes (data-parallel 8..80, micro-batch 16): seven sizes cannot make 512.
+  const auto r = gpuplan("validate tests/data/bad-sweep/global-batch-sweep.json");
+  CHECK(r.code == 2);
+  int lines = 0;
+  for (char c : r.out) lines += c == '\n';
+  CHECK(lines == 4);
+  CHECK(r.out.find("global-batch-sweep.json:/workload/global_batch: must equal micro_batch x grad_accum x "
+                   "data-parallel size (24), got 512") != std::string::npos);
+  CHECK(r.out.find("global-batch-sweep.json:/workload/global_batch: the same problem in 4 more configurations of "
+                   "the sweep") != std::string::npos);
+}
+
 TEST_CASE("app::cli: a missing file and a bad catalog override are bad input, not crashes", "[cli]") {
   CHECK(gpuplan("validate does-not-exist.json").code == 2);
   auto r = gpuplan("--catalog tests/data/bad/syntax_error.json catalog list gpus");
@@ -248,4 +261,23 @@ TEST_CASE("app::cli: the README's run examples show what gpuplan prints now", "[
     }
   }
   CHECK(blocks >= 2);
+}
+
+TEST_CASE("app::cli: the table shows launch-overhead in full and millions in short form, within 100 columns",
+          "[cli]") {
+  const auto r = gpuplan("run tests/data/launch-bound-long.json --no-db -q");
+  INFO(r.out);
+  REQUIRE(r.code == 0);
+  std::istringstream in(r.out);
+  bool row = false;
+  for (std::string l; std::getline(in, l);) {
+    CHECK(l.size() <= 100);
+    if (l.rfind("c0000", 0) != 0) continue;
+    row = true;
+    // 10^12 steps of ~43 ms: 1.2e10 s = 11.8M hours ("1.18e+07" before, and a cut "launch-overh~").
+    CHECK(l.find(" launch-overhead") != std::string::npos);
+    CHECK(l.find("11.8M") != std::string::npos);
+    CHECK(l.find('~') == std::string::npos);
+  }
+  CHECK(row);
 }
