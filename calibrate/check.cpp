@@ -294,11 +294,21 @@ nlohmann::json render_json(const CheckReport& r) {
 }
 
 std::string render_svg(const CheckReport& r) {
-  struct Pt { double m, p; bool gpu; std::string id; };
+  // Three kinds of point: GPU-bound records the model times by the GPU, those it finds launch-bound (the host's
+  // CPU sets their pace, so they follow the host), and CPU data-pipeline records (not in the MAPE).
+  enum Kind { gpu, launch, pipeline };
+  struct Pt { double m, p; Kind kind; std::string id; };
   std::vector<Pt> pts;
   for (const auto& rr : r.records)
     if (rr.prediction.step_ms && rr.record->measured.step_ms)
-      pts.push_back({*rr.record->measured.step_ms, *rr.prediction.step_ms, rr.in_mape, rr.record->id});
+      pts.push_back({*rr.record->measured.step_ms, *rr.prediction.step_ms,
+                     !rr.in_mape                                                  ? pipeline
+                     : rr.prediction.step.bottleneck == Bottleneck::launch_bound ? launch
+                                                                                 : gpu,
+                     rr.record->id});
+  const char* colour[] = {"#1f77b4", "#d62728", "#ff7f0e"};
+  const char* label[] = {"GPU-bound, the GPU sets the pace", "GPU-bound, launch-bound in the model (host CPU)",
+                         "CPU data pipeline (not in the MAPE)"};
   double lo = 1, hi = 1000;
   for (const auto& p : pts) {
     lo = std::min({lo, p.m, p.p});
@@ -329,15 +339,25 @@ std::string render_svg(const CheckReport& r) {
   o << "<rect x=\"" << X(lo) << "\" y=\"" << Y(hi) << "\" width=\"" << span << "\" height=\"" << span
     << "\" fill=\"none\" stroke=\"black\"/>\n";
   for (const auto& p : pts)
-    o << "<circle cx=\"" << X(p.m) << "\" cy=\"" << Y(p.p) << "\" r=\"4\" fill=\"" << (p.gpu ? "#1f77b4" : "#ff7f0e")
+    o << "<circle cx=\"" << X(p.m) << "\" cy=\"" << Y(p.p) << "\" r=\"4\" fill=\"" << colour[p.kind]
       << "\" fill-opacity=\"0.8\"><title>" << p.id << ": measured " << p.m << " ms, predicted " << p.p
       << " ms</title></circle>\n";
+  // Legend, top left inside the frame: only the kinds present.
+  double ly = Y(hi) + 18;
+  for (int k = gpu; k <= pipeline; ++k) {
+    int n = 0;
+    for (const auto& p : pts) n += p.kind == k;
+    if (n == 0) continue;
+    o << "<circle cx=\"" << X(lo) + 14 << "\" cy=\"" << ly - 4 << "\" r=\"4\" fill=\"" << colour[k]
+      << "\"/><text x=\"" << X(lo) + 24 << "\" y=\"" << ly << "\">" << label[k] << " (" << n << ")</text>\n";
+    ly += 18;
+  }
   o << "<text x=\"" << W / 2 << "\" y=\"" << H - 25 << "\" text-anchor=\"middle\">measured step time (ms)</text>\n"
     << "<text x=\"18\" y=\"" << H / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 18 " << H / 2
     << ")\">predicted step time (ms)</text>\n"
     << "<text x=\"" << W / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">gpuplan calibrate check: MAPE "
-    << fmt("%.1f", r.summary.mape_pct) << "% over " << pts.size()
-    << " records (band: +-10%)</text>\n</svg>\n";
+    << fmt("%.1f", r.summary.mape_pct) << "% over " << r.summary.mape_records
+    << " GPU-bound records (band: +-10%)</text>\n</svg>\n";
   return o.str();
 }
 

@@ -287,6 +287,19 @@ TEST_CASE("calibrate::check: JSON and SVG renderings", "[calibrate]") {
   const std::string svg = render_svg(rep);
   CHECK(svg.rfind("<svg", 0) == 0);
   CHECK(svg.find("</svg>") != std::string::npos);
+  // One circle per timed record, and a legend that counts each kind: the reference set's 44 GPU-bound records
+  // split by the model's bottleneck (the same split as the summary's), its CPU pipeline records apart.
+  int timed = 0;
+  for (const auto& rr : rep.records) timed += rr.prediction.step_ms && rr.record->measured.step_ms ? 1 : 0;
+  int circles = 0;
+  for (std::size_t at = svg.find("<circle cx"); at != std::string::npos; at = svg.find("<circle cx", at + 1)) ++circles;
+  const int legend = 3;  // each kind present in the reference set has a legend dot
+  CHECK(circles == timed + legend);
+  CHECK(svg.find("GPU-bound, the GPU sets the pace (" + std::to_string(rep.summary.mape_gpu_records) + ")") !=
+        std::string::npos);
+  CHECK(svg.find("launch-bound in the model (host CPU) (" + std::to_string(rep.summary.mape_launch_records) + ")") !=
+        std::string::npos);
+  CHECK(svg.find("over " + std::to_string(rep.summary.mape_records) + " GPU-bound records") != std::string::npos);
 }
 
 TEST_CASE("calibrate::reference_runs: bad lines name file, line and JSON path", "[calibrate]") {
