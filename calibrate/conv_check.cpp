@@ -13,11 +13,15 @@ namespace gp::calibrate {
 namespace {
 
 // One [a, b] pair of the probe (stride, padding, kernel per dimension); errors name the pointer.
-bool pair_of(const nlohmann::json& j, const char* key, int& a, int& b, const std::string& where,
+bool pair_of(const nlohmann::json& j, const char* key, int& a, int& b, int lo, const std::string& where,
              std::vector<std::string>& errors) {
-  if (!j.contains(key) || !j[key].is_array() || j[key].size() != 2 || !j[key][0].is_number_integer() ||
-      !j[key][1].is_number_integer()) {
-    errors.push_back(where + ":/" + key + ": expected an array of two integers");
+  constexpr long long kHi = 100000;
+  const auto ok = [&](const nlohmann::json& v) {
+    return v.is_number_integer() && v.get<long long>() >= lo && v.get<long long>() <= kHi;
+  };
+  if (!j.contains(key) || !j[key].is_array() || j[key].size() != 2 || !ok(j[key][0]) || !ok(j[key][1])) {
+    errors.push_back(where + ":/" + key + ": expected an array of two integers in [" + std::to_string(lo) + ", " +
+                     std::to_string(kHi) + "]" + (j.contains(key) ? ", got " + j[key].dump() : ""));
     return false;
   }
   a = j[key][0].get<int>();
@@ -84,17 +88,19 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
     FieldReader r(j, where, "", errors);
     ConvLayer l;
     const std::string model = r.string("model", true).value_or("");
-    const int batch = static_cast<int>(r.number("batch", true, true).value_or(0));
-    l.c_in = static_cast<int>(r.number("c_in", true, true).value_or(0));
-    l.h = static_cast<int>(r.number("h", true, true).value_or(0));
-    l.w = static_cast<int>(r.number("w", true, true).value_or(0));
-    l.c_out = static_cast<int>(r.number("c_out", true, true).value_or(0));
-    l.groups = static_cast<int>(r.number("groups", true, true).value_or(1));
+    const int batch = static_cast<int>(r.integer("batch", true, 1, 1e7).value_or(0));
+    l.c_in = static_cast<int>(r.integer("c_in", true, 1, 1e6).value_or(0));
+    l.h = static_cast<int>(r.integer("h", true, 1, 1e5).value_or(0));
+    l.w = static_cast<int>(r.integer("w", true, 1, 1e5).value_or(0));
+    l.c_out = static_cast<int>(r.integer("c_out", true, 1, 1e6).value_or(0));
+    l.groups = static_cast<int>(r.integer("groups", true, 1, 1e6).value_or(1));
+    if (l.groups > 0 && l.c_in > 0 && l.c_out > 0 && (l.c_in % l.groups != 0 || l.c_out % l.groups != 0))
+      r.error("groups", "must divide c_in and c_out, got " + j["groups"].dump());
     l.bias = r.boolean("bias", true).value_or(false);
     l.first = r.boolean("first", true).value_or(false);
-    pair_of(j, "k", l.kh, l.kw, where, errors);
-    pair_of(j, "stride", l.stride_h, l.stride_w, where, errors);
-    pair_of(j, "pad", l.pad_h, l.pad_w, where, errors);
+    pair_of(j, "k", l.kh, l.kw, 1, where, errors);
+    pair_of(j, "stride", l.stride_h, l.stride_w, 1, where, errors);
+    pair_of(j, "pad", l.pad_h, l.pad_w, 0, where, errors);
     const std::string dtype = r.string("dtype", false).value_or("bf16");
     const std::optional<Precision> precision = parse_precision(dtype);
     if (!precision) errors.push_back(where + ":/dtype: expected \"bf16\", \"fp16\", \"tf32\" or \"fp32\"");

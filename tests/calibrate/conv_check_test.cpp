@@ -139,6 +139,24 @@ TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line 
   check_convs(bad, dev, constants, "nhwc", errors);
   REQUIRE(!errors.empty());
   CHECK(errors.front().find("conv_check_bad.jsonl:1:/h") != std::string::npos);
+
+  // Fields that divided by zero or overflowed before (fuzzing, 2026-12-05: groups 1e-300 crashed with SIGFPE).
+  const std::vector<std::pair<std::string, std::string>> corrupt = {
+      {R"("groups": 1e-300)", ":/groups: must be an integer in [1, 1000000], got 1e-300"},
+      {R"("groups": 3)", ":/groups: must divide c_in and c_out, got 3"},
+      {R"("stride": [0, 1])", ":/stride: expected an array of two integers in [1, 100000], got [0,1]"},
+      {R"("k": [3, 1099511627776])", ":/k: expected an array of two integers in [1, 100000], got [3,1099511627776]"},
+      {R"("c_in": 2.5)", ":/c_in: must be an integer in [1, 1000000], got 2.5"}};
+  for (const auto& [field, message] : corrupt) {
+    // The good record with one field repeated at its end: nlohmann keeps the last value of a repeated key.
+    const std::string line = good.substr(0, good.size() - 1) + ", " + field + "}";
+    errors.clear();
+    const std::string file = write_temp("conv_check_corrupt.jsonl", line + "\n");
+    const auto none = check_convs(file, dev, constants, "nhwc", errors);
+    CHECK(none.empty());
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0] == file + ":1" + message);
+  }
 }
 
 TEST_CASE("calibrate convs: the model against 300+ measured convolutions (H200 probe)", "[conv_check]") {
