@@ -57,7 +57,9 @@ void check_train_inputs(FieldReader& r, const std::string& data) {
   if (r.has("image_hw")) {
     const auto& hw = r.json()["image_hw"];
     const auto side_ok = [](const nlohmann::json& v) {
-      return v.is_number() && v.get<double>() >= 1 && v.get<double>() <= 1e5 && std::floor(v.get<double>()) == v.get<double>();
+      if (!v.is_number()) return false;
+      const double x = v.get<double>();
+      return x >= 1 && x <= 1e5 && std::floor(x) == x;
     };
     if (!hw.is_array() || hw.size() != 2 || !side_ok(hw[0]) || !side_ok(hw[1]))
       r.error("image_hw", "must be [height, width], two integers in [1, 100000], got " + hw.dump());

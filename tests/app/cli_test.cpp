@@ -78,7 +78,8 @@ TEST_CASE("app::cli: a results store that is not a database loses no results: pr
   CHECK(all.code == 2);
   CHECK(all.out.find(db + ": cannot read results store: file is not a database (the results were not recorded; "
                           "give another --db FILE, or --no-db)") != std::string::npos);
-  const auto json_only = gp::test::run_gpuplan("run scenarios/quickstart-gpt-350m.json --format json -q --db " + db, true);
+  const auto json_only =
+      gp::test::run_gpuplan("run scenarios/quickstart-gpt-350m.json --format json -q --db " + db, true);
   CHECK(json_only.code == 2);
   const auto j = nlohmann::json::parse(json_only.out);
   CHECK(j["configs"].size() == 4);

@@ -74,7 +74,8 @@ TEST_CASE("calibrate::loader_check: more workers, more samples per second until 
   CHECK(prev > 317 * 10);
 }
 
-TEST_CASE("calibrate::loader_check: the GPU's busy share of a loader-bound step against the measured NVML utilisation") {
+TEST_CASE("calibrate::loader_check: the GPU's busy share of a loader-bound step against the measured NVML "
+          "utilisation") {
   std::vector<std::string> errors;
   auto runs = gp::calibrate::load_runs(kRuns, errors);
   auto profile = gp::calibrate::load_profile(kProfile, errors);
@@ -120,7 +121,8 @@ TEST_CASE("calibrate::loader_check: a loader record whose pin_memory is null is 
   auto constants = gp::calibrate::load_constants(kFit, errors);
   REQUIRE(profile);
   REQUIRE(constants);
-  const std::string rec = R"({"id":"%","kind":"train","model":"resnet50","data":"cpu-jpeg-pipeline","precision":"bf16",)"
+  const std::string rec = R"({"id":"%","kind":"train","model":"resnet50","data":"cpu-jpeg-pipeline",)"
+                          R"("precision":"bf16",)"
                           R"("batch":256,"num_workers":8,"host":{"cpu_cores":16},"sample_cpu_ms_1thread":3.159,)"
                           R"("image_hw":[224,224],"step_ms":150,"pin_memory":)";
   auto line = [&](const std::string& id, const std::string& pin) {
