@@ -128,6 +128,21 @@ std::string fmt(const char* f, double v) {
 
 std::string opt_fmt(const char* f, const std::optional<double>& v) { return v ? fmt(f, *v) : std::string("-"); }
 
+// Text for SVG: a record id is user input and may hold markup characters.
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 std::string pad(std::string s, std::size_t w, bool right = false) {
   if (s.size() > w) s = s.substr(0, w - 1) + "~";
   const std::string sp(w - s.size(), ' ');
@@ -340,7 +355,7 @@ std::string render_svg(const CheckReport& r) {
     << "\" fill=\"none\" stroke=\"black\"/>\n";
   for (const auto& p : pts)
     o << "<circle cx=\"" << X(p.m) << "\" cy=\"" << Y(p.p) << "\" r=\"4\" fill=\"" << colour[p.kind]
-      << "\" fill-opacity=\"0.8\"><title>" << p.id << ": measured " << p.m << " ms, predicted " << p.p
+      << "\" fill-opacity=\"0.8\"><title>" << xml_escape(p.id) << ": measured " << p.m << " ms, predicted " << p.p
       << " ms</title></circle>\n";
   // Legend, top left inside the frame: only the kinds present.
   double ly = Y(hi) + 18;

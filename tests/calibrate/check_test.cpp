@@ -300,6 +300,15 @@ TEST_CASE("calibrate::check: JSON and SVG renderings", "[calibrate]") {
   CHECK(svg.find("launch-bound in the model (host CPU) (" + std::to_string(rep.summary.mape_launch_records) + ")") !=
         std::string::npos);
   CHECK(svg.find("over " + std::to_string(rep.summary.mape_records) + " GPU-bound records") != std::string::npos);
+  // A record id is user input: markup in it is escaped, so the SVG stays well formed.
+  std::vector<std::string> errors;
+  const auto odd = parse_runs({R"({"id":"a<b>&c","kind":"train","model":"resnet50","batch":64,"precision":"bf16",)"
+                               R"("data":"synthetic-on-gpu","step_ms":30})"},
+                              "odd.jsonl", errors);
+  REQUIRE(errors.empty());
+  const std::string odd_svg = render_svg(run_check(odd, in.profile, in.constants, 10.0));
+  CHECK(odd_svg.find("<title>a&lt;b&gt;&amp;c: measured") != std::string::npos);
+  CHECK(odd_svg.find("a<b>") == std::string::npos);
 }
 
 TEST_CASE("calibrate::reference_runs: bad lines name file, line and JSON path", "[calibrate]") {
