@@ -1,8 +1,4 @@
 // `gpuplan run FILE`: predicts every configuration of a scenario, prints the results and records the run.
-#include <unistd.h>
-
-#include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <iostream>
 
