@@ -5,29 +5,14 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "calibrate/json_fields.hpp"
 #include "calibrate/reference_runs.hpp"
 
 namespace gp::calibrate {
 namespace {
-
-// One [a, b] pair of the probe (stride, padding, kernel per dimension); errors name the pointer.
-bool pair_of(const nlohmann::json& j, const char* key, int& a, int& b, int lo, const std::string& where,
-             std::vector<std::string>& errors) {
-  constexpr long long kHi = 100000;
-  const auto ok = [&](const nlohmann::json& v) {
-    return v.is_number_integer() && v.get<long long>() >= lo && v.get<long long>() <= kHi;
-  };
-  if (!j.contains(key) || !j[key].is_array() || j[key].size() != 2 || !ok(j[key][0]) || !ok(j[key][1])) {
-    errors.push_back(where + ":/" + key + ": expected an array of two integers in [" + std::to_string(lo) + ", " +
-                     std::to_string(kHi) + "]" + (j.contains(key) ? ", got " + j[key].dump() : ""));
-    return false;
-  }
-  a = j[key][0].get<int>();
-  b = j[key][1].get<int>();
-  return true;
-}
 
 // [ms, kernels] of one kernel class in one layout (absent: 0).
 double class_ms(const nlohmann::json& layout, const char* cls) {
@@ -98,9 +83,11 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
       r.error("groups", "must divide c_in and c_out, got " + j["groups"].dump());
     l.bias = r.boolean("bias", true).value_or(false);
     l.first = r.boolean("first", true).value_or(false);
-    pair_of(j, "k", l.kh, l.kw, 1, where, errors);
-    pair_of(j, "stride", l.stride_h, l.stride_w, 1, where, errors);
-    pair_of(j, "pad", l.pad_h, l.pad_w, 0, where, errors);
+    constexpr int kSide = 100000;
+    std::tie(l.kh, l.kw) = r.integer_pair("k", true, 1, kSide, "[h, w]").value_or(std::pair{l.kh, l.kw});
+    std::tie(l.stride_h, l.stride_w) =
+        r.integer_pair("stride", true, 1, kSide, "[h, w]").value_or(std::pair{l.stride_h, l.stride_w});
+    std::tie(l.pad_h, l.pad_w) = r.integer_pair("pad", true, 0, kSide, "[h, w]").value_or(std::pair{l.pad_h, l.pad_w});
     const std::string dtype = r.string("dtype", false).value_or("bf16");
     const std::optional<Precision> precision = parse_precision(dtype);
     if (!precision) errors.push_back(where + ":/dtype: expected \"bf16\", \"fp16\", \"tf32\" or \"fp32\"");

@@ -82,6 +82,26 @@ std::optional<double> FieldReader::integer(const std::string& key, bool required
   return x;
 }
 
+std::optional<std::pair<int, int>> FieldReader::integer_pair(const std::string& key, bool required, int lo, int hi,
+                                                             const std::string& shape) {
+  const std::string expected = shape + ", two integers in [" + num(lo) + ", " + num(hi) + "]";
+  if (!has(key)) {
+    if (required) error(key, "expected " + expected + ", got nothing");
+    return std::nullopt;
+  }
+  const auto& v = obj_[key];
+  const auto whole = [&](const nlohmann::json& x) {
+    if (!x.is_number()) return false;
+    const double d = x.get<double>();
+    return d >= lo && d <= hi && std::floor(d) == d;
+  };
+  if (!v.is_array() || v.size() != 2 || !whole(v[0]) || !whole(v[1])) {
+    error(key, "must be " + expected + ", got " + v.dump());
+    return std::nullopt;
+  }
+  return std::pair<int, int>{static_cast<int>(v[0].get<double>()), static_cast<int>(v[1].get<double>())};
+}
+
 std::optional<double> FieldReader::positive_at_most(const std::string& key, bool required, double hi) {
   const auto x = number(key, required);
   if (x && !(*x > 0 && *x <= hi)) {

@@ -1,7 +1,6 @@
 #include "calibrate/reference_runs.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 
 #include "calibrate/json_fields.hpp"
@@ -54,16 +53,7 @@ void check_train_inputs(FieldReader& r, const std::string& data) {
     r.boolean(b, false);
   r.number("params", false, true);
   r.number("fwd_flops_per_sample", false, true);
-  if (r.has("image_hw")) {
-    const auto& hw = r.json()["image_hw"];
-    const auto side_ok = [](const nlohmann::json& v) {
-      if (!v.is_number()) return false;
-      const double x = v.get<double>();
-      return x >= 1 && x <= 1e5 && std::floor(x) == x;
-    };
-    if (!hw.is_array() || hw.size() != 2 || !side_ok(hw[0]) || !side_ok(hw[1]))
-      r.error("image_hw", "must be [height, width], two integers in [1, 100000], got " + hw.dump());
-  }
+  r.integer_pair("image_hw", false, 1, 100000, "[height, width]");
   if (model == "gpt") {  // absent dimensions leave the record not expressible (step_from_input says why)
     r.integer("layers", false, 1, 1e4);
     r.integer("d_model", false, 1, 1e6);

@@ -144,8 +144,8 @@ TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line 
   const std::vector<std::pair<std::string, std::string>> corrupt = {
       {R"("groups": 1e-300)", ":/groups: must be an integer in [1, 1000000], got 1e-300"},
       {R"("groups": 3)", ":/groups: must divide c_in and c_out, got 3"},
-      {R"("stride": [0, 1])", ":/stride: expected an array of two integers in [1, 100000], got [0,1]"},
-      {R"("k": [3, 1099511627776])", ":/k: expected an array of two integers in [1, 100000], got [3,1099511627776]"},
+      {R"("stride": [0, 1])", ":/stride: must be [h, w], two integers in [1, 100000], got [0,1]"},
+      {R"("k": [3, 1099511627776])", ":/k: must be [h, w], two integers in [1, 100000], got [3,1099511627776]"},
       {R"("c_in": 2.5)", ":/c_in: must be an integer in [1, 1000000], got 2.5"}};
   for (const auto& [field, message] : corrupt) {
     // The good record with one field repeated at its end: nlohmann keeps the last value of a repeated key.
