@@ -1,5 +1,6 @@
 #include "app/report.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -12,25 +13,6 @@ namespace {
 std::string fixed(double x, int prec) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", prec, x);
-  return buf;
-}
-
-// Three significant digits for wide-ranging figures (0.0123, 1.23, 123, 12300).
-std::string sig3(double x) {
-  char buf[64];
-  if (x >= 1e6 && x < 1e15) {  // 1.23M, 45.6G, 789T: three digits in at most five characters
-    const char* unit = x >= 1e12 ? "T" : x >= 1e9 ? "G" : "M";
-    const double v = x / (x >= 1e12 ? 1e12 : x >= 1e9 ? 1e9 : 1e6);
-    std::snprintf(buf, sizeof buf, v < 10 ? "%.2f%s" : v < 100 ? "%.1f%s" : "%.0f%s", v, unit);
-  } else if (x != 0 && (x < 0.01 || x >= 1e6)) {
-    std::snprintf(buf, sizeof buf, "%.2e", x);
-  } else if (x < 1) {
-    std::snprintf(buf, sizeof buf, "%.3f", x);
-  } else if (x < 100) {
-    std::snprintf(buf, sizeof buf, "%.2f", x);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.0f", x);
-  }
   return buf;
 }
 
@@ -190,6 +172,30 @@ std::string render_md(const std::vector<ConfigOutcome>& all, const std::string& 
 }
 
 }  // namespace
+
+// Three significant digits for wide-ranging figures (0.0123, 1.23, 123, 12300). The figure is rounded to three
+// digits before its format is chosen, so 999.96M reads "1.00G" and 99.996 "100", not "1000M" and "100.00".
+std::string sig3(double x) {
+  char buf[64];
+  if (std::isfinite(x) && x != 0) {
+    const double scale = std::pow(10.0, std::floor(std::log10(std::abs(x))) - 2);
+    x = std::round(x / scale) * scale;
+  }
+  if (x >= 1e6 && x < 1e15) {  // 1.23M, 45.6G, 789T: three digits in at most five characters
+    const char* unit = x >= 1e12 ? "T" : x >= 1e9 ? "G" : "M";
+    const double v = x / (x >= 1e12 ? 1e12 : x >= 1e9 ? 1e9 : 1e6);
+    std::snprintf(buf, sizeof buf, v < 10 ? "%.2f%s" : v < 100 ? "%.1f%s" : "%.0f%s", v, unit);
+  } else if (x != 0 && (x < 0.001 || x >= 1e6)) {
+    std::snprintf(buf, sizeof buf, "%.2e", x);
+  } else if (x < 1) {  // 0.00123, 0.0123, 0.123: three digits after the leading zeros
+    std::snprintf(buf, sizeof buf, x == 0 ? "%.3f" : x < 0.01 ? "%.5f" : x < 0.1 ? "%.4f" : "%.3f", x);
+  } else if (x < 100) {
+    std::snprintf(buf, sizeof buf, x < 10 ? "%.2f" : "%.1f", x);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f", x);
+  }
+  return buf;
+}
 
 std::string cluster_label(const JobConfig& job) {
   if (job.cluster.instance) return job.cluster.instance->id;

@@ -23,6 +23,10 @@ std::string cluster_label(const JobConfig& job);
 // Index of the cheapest configuration that fits and meets `deadline_hours` (when given); -1 when none.
 int pick_best(const std::vector<ConfigOutcome>& all, std::optional<double> deadline_hours);
 
+// A positive figure in three significant digits, in at most seven characters from 0.001 to 10^15 (0.00123,
+// 0.0123, 1.23, 12.3, 123, 12300, 1.23M, 45.6G): the table's step time, throughput and time to train.
+std::string sig3(double x);
+
 enum class Format { table, json, md, csv };
 
 std::string render(const std::vector<ConfigOutcome>& all, Format f, const std::string& scenario_name,
