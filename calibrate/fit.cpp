@@ -325,6 +325,11 @@ void copy_probe_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.elementwise_gelu_bw = from.elementwise_gelu_bw;
   to.bmm_aligned_rate = from.bmm_aligned_rate;
   to.bmm_unaligned_rate = from.bmm_unaligned_rate;
+  to.wide_bn_fwd_rate = from.wide_bn_fwd_rate;
+  to.wide_bn_bwd_rate = from.wide_bn_bwd_rate;
+  to.wide_max_pool_fwd_rate = from.wide_max_pool_fwd_rate;
+  to.wide_dwconv_fwd_rate = from.wide_dwconv_fwd_rate;
+  to.wide_dwconv_bwd_rate = from.wide_dwconv_bwd_rate;
   to.channel_sum = from.channel_sum;
   to.bn_nhwc_fwd = from.bn_nhwc_fwd;
   to.bn_nhwc_bwd = from.bn_nhwc_bwd;
@@ -404,6 +409,11 @@ void read_probe_classes(FieldReader& r, ComputeConstants& c, bool required) {
   c.elementwise_gelu_bw = r.non_negative("elementwise_gelu_GBps", false).value_or(0) * 1e9;
   c.bmm_aligned_rate = r.non_negative("bmm_aligned_tflops", false).value_or(0) * 1e12;
   c.bmm_unaligned_rate = r.non_negative("bmm_unaligned_tflops", false).value_or(0) * 1e12;
+  c.wide_bn_fwd_rate = r.non_negative("wide_bn_fwd_gelements_per_s", false).value_or(0) * 1e9;
+  c.wide_bn_bwd_rate = r.non_negative("wide_bn_bwd_gelements_per_s", false).value_or(0) * 1e9;
+  c.wide_max_pool_fwd_rate = r.non_negative("wide_max_pool_fwd_gelements_per_s", false).value_or(0) * 1e9;
+  c.wide_dwconv_fwd_rate = r.non_negative("wide_dwconv_fwd_gflops", false).value_or(0) * 1e9;
+  c.wide_dwconv_bwd_rate = r.non_negative("wide_dwconv_bwd_gflops", false).value_or(0) * 1e9;
   // The per-channel sum samples: [{"rows", "channels", "layout": "nhwc" | "nchw", "gelements_per_s"}, ...].
   const nlohmann::json& j = r.json();
   if (j.is_object() && j.contains("channel_sum")) {
@@ -573,6 +583,12 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
   if (c.elementwise_gelu_bw > 0) j["constants"]["elementwise_gelu_GBps"] = c.elementwise_gelu_bw / 1e9;
   if (c.bmm_aligned_rate > 0) j["constants"]["bmm_aligned_tflops"] = c.bmm_aligned_rate / 1e12;
   if (c.bmm_unaligned_rate > 0) j["constants"]["bmm_unaligned_tflops"] = c.bmm_unaligned_rate / 1e12;
+  if (c.wide_bn_fwd_rate > 0) j["constants"]["wide_bn_fwd_gelements_per_s"] = c.wide_bn_fwd_rate / 1e9;
+  if (c.wide_bn_bwd_rate > 0) j["constants"]["wide_bn_bwd_gelements_per_s"] = c.wide_bn_bwd_rate / 1e9;
+  if (c.wide_max_pool_fwd_rate > 0)
+    j["constants"]["wide_max_pool_fwd_gelements_per_s"] = c.wide_max_pool_fwd_rate / 1e9;
+  if (c.wide_dwconv_fwd_rate > 0) j["constants"]["wide_dwconv_fwd_gflops"] = c.wide_dwconv_fwd_rate / 1e9;
+  if (c.wide_dwconv_bwd_rate > 0) j["constants"]["wide_dwconv_bwd_gflops"] = c.wide_dwconv_bwd_rate / 1e9;
   nlohmann::json sums = nlohmann::json::array();
   for (const auto& s : c.channel_sum)
     sums.push_back({{"rows", s.rows}, {"channels", s.channels}, {"layout", s.nchw ? "nchw" : "nhwc"},

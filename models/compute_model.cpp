@@ -126,6 +126,19 @@ double& conv_efficiency_of(ComputeConstants& c, Dtype d) {
   }
 }
 
+// A channels-last BatchNorm, max-pool forward or depthwise convolution over more than 2^31 - 1 elements, at its
+// wide-index rate (ComputeConstants::wide_*; scaled like the other probed classes by the copy bandwidth, as
+// these kernels are bound neither by tensor cores nor, at their rates, by bytes); zero for other ops.
+Seconds wide_index_time(const Op& op, const ComputeConstants& c, double ms) {
+  if (op.index_elements <= kMaxIndex32 || op.nchw || op.pool_nchw) return {};
+  const bool fwd = op.phase == Phase::forward;
+  auto at = [&](double amount, double rate) { return rate > 0 ? Seconds(amount / (rate * ms)) : Seconds{}; };
+  if (op.bn_elements > 0) return at(op.elements, fwd ? c.wide_bn_fwd_rate : c.wide_bn_bwd_rate);
+  if (op.pool == 1 && fwd) return at(op.pool_elements, c.wide_max_pool_fwd_rate);
+  if (op.kind == OpKind::simt) return at(op.flops.value(), fwd ? c.wide_dwconv_fwd_rate : c.wide_dwconv_bwd_rate);
+  return {};
+}
+
 Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c) {
   Seconds work;
   // The probed classes' absolute rates were measured on one GPU; on another (a profile derived by datasheet
@@ -235,6 +248,7 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
       break;
     }
   }
+  work = std::max(work, wide_index_time(op, c, ms));
   return work + c.gpu_per_kernel * static_cast<double>(op.kernels);
 }
 

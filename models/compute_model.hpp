@@ -116,6 +116,13 @@ struct ComputeConstants {
   // Small batched matmuls (Op::small_bmm), FLOP/s, aligned (every dimension a multiple of 8) and not
   // (tools/probe_bmm.py); 0 = on the GEMM surface.
   double bmm_aligned_rate = 0, bmm_unaligned_rate = 0;
+  // Channels-last ops over a tensor of more than kMaxIndex32 elements (Op::index_elements), where PyTorch's
+  // kernels use 64-bit index arithmetic (tools/measure_large_tensor.py, fitted by tools/fit_probe_classes.py
+  // --large-tensor): BatchNorm forward and backward in map elements per second, max-pool forward in the elements
+  // it walks (Op::pool_elements) per second, depthwise convolution forward and backward in FLOP/s. Each is a floor
+  // on the op's time (it never speeds an op up); 0 = no wide-index class.
+  double wide_bn_fwd_rate = 0, wide_bn_bwd_rate = 0, wide_max_pool_fwd_rate = 0;
+  double wide_dwconv_fwd_rate = 0, wide_dwconv_bwd_rate = 0;
   // The GPU the classes' absolute rates above and below were measured on: its copy bandwidth (bytes/s) and large
   // bf16 GEMM rate (FLOP/s), written by `calibrate fit` from its profile; 0 = use the rates as they are.
   double reference_copy_bw = 0, reference_bf16_rate = 0;
@@ -184,6 +191,9 @@ StepPrediction predict_step(const StepConfig& step, const GpuProfile& profile, c
 // Same from prebuilt operators (the fit re-times fixed operator lists many times).
 StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step, const DeviceModel& dev,
                                      const ComputeConstants& c);
+
+// The most elements PyTorch indexes with 32-bit arithmetic (at::cuda::detail::canUse32BitIndexMath: INT32_MAX).
+inline constexpr double kMaxIndex32 = 2147483647.0;
 
 // Index into ComputeConstants::pool_rate: [max, average][forward, backward][NHWC, NCHW].
 constexpr std::size_t pool_rate_index(int pool, bool backward, bool nchw) {

@@ -99,6 +99,11 @@ struct Op {
   // A 1x1 convolution's GEMM in NCHW: its NchwBand (the 1x1 bands only), whose measured NCHW / channels-last
   // kernel-time factor it takes (ComputeConstants::nchw_conv_factor); -1 = none.
   int nchw_conv_band = -1;
+  // The largest tensor a BatchNorm, pooling or depthwise-convolution op's kernels index, in elements. Over
+  // 2^31 - 1 PyTorch gives up 32-bit index arithmetic and these kernels slow down (tools/measure_large_tensor.py:
+  // BatchNorm x1.7 forward, x3.6 backward; max-pool forward x1.8; depthwise x8-24), timed at the wide-index rates
+  // of ComputeConstants. 0 = not such an op.
+  double index_elements = 0;
 };
 
 // The bands of NchwBand: a spatial (k > 1) convolution, the network's first one (no input gradient), and 1x1

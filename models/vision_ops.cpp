@@ -57,6 +57,7 @@ class CnnBuilder {
     if (max) {
       add_memory(out_.micro, "maxpool.fwd", Phase::forward, Bytes(a_ * in + (a_ + 8) * out), 1);
       mark_pool(1, in + out * k * k);
+      out_.micro.back().index_elements = in;
       // One autograd node, two kernels: the input gradient's zero fill, then the scatter (or gather).
       add_memory(out_.micro, "maxpool.bwd", Phase::backward, Bytes(a_ * in * 2 + (a_ + 8) * out), 1, 2);
       mark_pool(1, max_pool_bwd_elements(in, out, k));
@@ -139,10 +140,12 @@ class CnnBuilder {
     add_memory(out_.micro, "bn.fwd", Phase::forward, Bytes(3 * a_ * n), 1, 3);
     out_.micro.back().bn_elements = 3 * n;
     mark_bn(out_.micro.back(), n);
+    out_.micro.back().index_elements = n;
     // Backward: reduce + elementwise kernels (channels-last); one kernel over each channel's plane in NCHW.
     add_memory(out_.micro, "bn.bwd", Phase::backward, Bytes(5 * a_ * n), 1, nchw_ ? 1 : 2);
     out_.micro.back().bn_elements = 5 * n;
     mark_bn(out_.micro.back(), n);
+    out_.micro.back().index_elements = n;
     take(a_ * n);
     params_ += 2.0 * c_;
     tensors_ += 2;
@@ -506,6 +509,7 @@ class CnnBuilder {
       op.dw_kernel = std::max(kh, kw);
       op.bytes = Bytes(a_ * (in_elems + pixels * cout));
       op.nchw = nchw_;  // NCHW: PyTorch's native depthwise kernels instead of cuDNN's
+      op.index_elements = std::max(in_elems, pixels * cout);
       out_.micro.push_back(op);
       op.phase = Phase::backward;
       op.count = 2;  // dgrad and wgrad

@@ -54,9 +54,17 @@ Channels-last BatchNorm (tools/probe_bn.py, --bn) and fp32 LayerNorm (tools/prob
 backward rates (elements per second) per probed shape, written as samples for the model to interpolate over rows
 and channels, as the per-channel sums.
 
+Tensors over 2^31 - 1 elements (tools/measure_large_tensor.py, --large-tensor: each operator alone, bf16
+channels-last, just under and just over the limit): PyTorch's BatchNorm, max-pool forward and depthwise
+convolution kernels slow down there (64-bit index arithmetic), convolutions, ReLU and SiLU do not. One rate per
+class and phase over the records over the limit, pooled: r = sum amount / sum t, the amount being BatchNorm's map
+elements, the max-pool's walked elements (input + output x k^2) or the depthwise convolution's FLOPs (2 x output
+elements x k^2 per pass; backward has two passes). Backward time = fwd_bwd_ms - fwd_ms.
+
 Usage: python3 tools/fit_probe_classes.py POOL.jsonl CONV_LAYOUT.jsonl CHANNEL_SUM.jsonl [--fit F]
            [--grouped GROUPED.jsonl ...] [--roll ROLL.jsonl] [--elementwise EW.jsonl] [--bmm BMM.jsonl]
            [--grouped-busy BUSY.jsonl ...] [--cat CAT.jsonl] [--bn BN.jsonl] [--bn-fp16 F.jsonl] [--bn-fp32 F.jsonl] [--ln LN.jsonl]
+           [--large-tensor LARGE.jsonl]
 Prints the constants as JSON (calibrate/profiles/probe-classes-<gpu>.json; `gpuplan calibrate fit --probe-classes`).
 """
 import argparse
@@ -177,6 +185,60 @@ def fit_grouped(pts):
     return min((nelder_mead(loss, x0) for x0 in starts), key=lambda pv: pv[1])
 
 
+def large_tensor_amounts(op):
+    """(class, forward amount, backward amount) per sample of a measure_large_tensor.py operator name, or None for
+    the operators that do not slow down over 2^31 elements (convolutions, ReLU, SiLU)."""
+    kind, c, h = op.rsplit("-", 2)
+    if kind not in ("bn", "maxpool3x3s2", "dwconv3x3"):
+        return None
+    c, h = int(c), int(h)
+    if kind == "bn":
+        return "bn", c * h * h, c * h * h
+    if kind == "maxpool3x3s2":
+        walked = c * h * h + c * (h // 2) ** 2 * 9
+        return "max_pool", walked, None  # the backward does not slow down (within 1%): no class
+    if kind == "dwconv3x3":
+        f = 2 * c * h * h * 9
+        return "dwconv", f, 2 * f
+    return None
+
+
+def large_tensor_rates(path):
+    """[(class, (forward rate, backward rate), stats)]: G elements/s (G FLOP/s for dwconv) over the limit, pooled
+    over the class's shapes, and for comparison the same pooled rate just under the limit."""
+    sums = {}
+    for line in open(path):
+        r = json.loads(line)
+        if r.get("kind") != "op":
+            continue
+        amounts = large_tensor_amounts(r["op"])
+        if not amounts:
+            continue
+        cls, fa, ba = amounts
+        side = "over" if r["over_2_31"] else ("under" if r["elements"] > (1 << 30) * 1.5 else None)
+        if not side:
+            continue
+        n = r["batch"]
+        s = sums.setdefault(cls, {"over": [0, 0, 0, 0], "under": [0, 0, 0, 0], "shapes": set()})
+        t_f, t_b = r["fwd_ms"], r["fwd_bwd_ms"] - r["fwd_ms"]
+        s[side][0] += fa * n
+        s[side][1] += t_f
+        if ba:
+            s[side][2] += ba * n
+            s[side][3] += t_b
+        s["shapes"].add(r["op"])
+    res = []
+    for cls, s in sorted(sums.items()):
+        def rate(v, i):
+            return v[i] / (v[i + 1] * 1e6) if v[i + 1] > 0 else None  # per ms -> G per s
+        over = (rate(s["over"], 0), rate(s["over"], 2))
+        under = (rate(s["under"], 0), rate(s["under"], 2))
+        res.append((cls, over, {"shapes": sorted(s["shapes"]),
+                                "under_limit_fwd": round(under[0], 2) if under[0] else None,
+                                "under_limit_bwd": round(under[1], 2) if under[1] else None}))
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("pool")
@@ -195,6 +257,7 @@ def main():
     ap.add_argument("--bn-fp16", help="tools/probe_bn.py --dtype fp16 output (cuDNN's BatchNorm, fp16 maps)")
     ap.add_argument("--bn-fp32", help="tools/probe_bn.py --dtype fp32 output (cuDNN's BatchNorm, fp32 maps)")
     ap.add_argument("--ln", help="tools/probe_ln.py output (fp32 LayerNorm alone)")
+    ap.add_argument("--large-tensor", help="tools/measure_large_tensor.py output (operators over 2^31 elements)")
     a = ap.parse_args()
     rate_bf16 = json.load(open(a.fit))["fit"]["gemm_surface"]["bf16"]["rate_tflops"]
     out, stats = {}, {}
@@ -294,6 +357,13 @@ def main():
                              "fwd_gelements_per_s": round(n / (r["fwd_ms"] * 1e6), 3),
                              "bwd_gelements_per_s": round(n / (r["bwd_ms"] * 1e6), 3)})
         stats[key] = {"samples": len(out[key])}
+    if a.large_tensor:
+        for key, (fwd_rate, bwd_rate), st in large_tensor_rates(a.large_tensor):
+            if fwd_rate:
+                out[f"wide_{key}_fwd_{'gflops' if key == 'dwconv' else 'gelements_per_s'}"] = round(fwd_rate, 2)
+            if bwd_rate:
+                out[f"wide_{key}_bwd_{'gflops' if key == 'dwconv' else 'gelements_per_s'}"] = round(bwd_rate, 2)
+            stats[f"wide_{key}"] = st
     out["channel_sum"] = []
     for line in open(a.channel_sum):
         r = json.loads(line)
@@ -303,8 +373,8 @@ def main():
         out["channel_sum"].append({"rows": rows, "channels": r["C"], "layout": "nhwc" if r["channels_last"] else "nchw",
                                    "gelements_per_s": round(rows * r["C"] / (r["ms"] * 1e6), 3)})
     stats["channel_sum"] = {"samples": len(out["channel_sum"])}
-    extra = "".join(f", {os.path.basename(x)}"
-                    for x in a.grouped + a.grouped_busy + [p for p in (a.cat, a.roll, a.elementwise, a.bmm, a.bn, a.bn_fp16, a.bn_fp32, a.ln) if p])
+    inputs = (a.cat, a.roll, a.elementwise, a.bmm, a.bn, a.bn_fp16, a.bn_fp32, a.ln, a.large_tensor)
+    extra = "".join(f", {os.path.basename(x)}" for x in a.grouped + a.grouped_busy + [p for p in inputs if p])
     out["source"] = (f"tools/fit_probe_classes.py over {os.path.basename(a.pool)}, "
                      f"{os.path.basename(a.conv_layout)}{extra} and {os.path.basename(a.channel_sum)}, bf16 large-GEMM rate "
                      f"{rate_bf16:.1f} TFLOP/s from the fit")

@@ -11,8 +11,11 @@ ResNet-152 tf32 b800 -13.6% in held-out sets 15-17)? Two hypotheses, measured se
    steps, each in a fresh process (so that cudnn.benchmark's cache starts empty), without and with a filler
    tensor that leaves about as much memory free as the near-limit step had (`train` records with `filler_gib`).
 
-usage: python3 tools/measure_large_tensor.py OUT.jsonl [--ops-only]
-(--ops-only: hypothesis 1 alone; the fillers of hypothesis 2 are sized for an H200's 139.8 GiB)
+usage: python3 tools/measure_large_tensor.py OUT.jsonl [--ops-only | --sweep]
+(--ops-only: hypothesis 1 alone; the fillers of hypothesis 2 are sized for an H200's 139.8 GiB.
+ --sweep: the shapes of the held-out steps that pass the limit, at their batch and under the limit, and the
+ probed shapes at twice the limit: does the slow-down follow the class, the shape, the stride or the size? Fits an
+ 80 GB card.)
 """
 import json
 import subprocess
@@ -57,14 +60,46 @@ def op_cases():
     ]
 
 
-def measure_ops(common, f):
+def sweep_cases():
+    """(name, module factory, input shape per sample, batches): RegNetY-16GF's first block at b1333 (its 224 x 112 x
+    112 maps hold 2.81M elements per sample), EfficientNet-B4's stride-2 depthwise convolution at b1265 (input
+    144 x 112 x 112), and the probed BatchNorm, SiLU and depthwise shapes at about twice the limit."""
+    return [
+        ("bn-224-112", lambda: torch.nn.BatchNorm2d(224), (224, 112, 112), (600, 1333)),
+        ("conv1x1-32to224-112", lambda: torch.nn.Conv2d(32, 224, 1, bias=False), (32, 112, 112), (600, 1333)),
+        ("gconv3x3s2-224-112-g2", lambda: torch.nn.Conv2d(224, 224, 3, 2, 1, groups=2, bias=False), (224, 112, 112),
+         (600, 1333)),
+        ("relu-224-112", lambda: torch.nn.ReLU(), (224, 112, 112), (600, 1333)),
+        ("dwconv3x3s2-144-112", lambda: torch.nn.Conv2d(144, 144, 3, 2, 1, groups=144, bias=False), (144, 112, 112),
+         (1172, 1265)),
+        ("dwconv5x5-144-112", lambda: torch.nn.Conv2d(144, 144, 5, 1, 2, groups=144, bias=False), (144, 112, 112),
+         (1172, 1204)),
+        ("bn-144-112", lambda: torch.nn.BatchNorm2d(144), (144, 112, 112), (1265, 2400)),
+        ("dwconv3x3-144-112", lambda: torch.nn.Conv2d(144, 144, 3, 1, 1, groups=144, bias=False), (144, 112, 112),
+         (1265, 2400)),
+        ("silu-144-112", lambda: torch.nn.SiLU(), (144, 112, 112), (2400,)),
+        ("maxpool3x3s2-64-112", lambda: torch.nn.MaxPool2d(3, 2, 1), (64, 112, 112), (2658, 2690, 3072, 5000)),
+        ("bn-256-56", lambda: torch.nn.BatchNorm2d(256), (256, 56, 56), (2658, 2690)),
+        ("bn-144-112", lambda: torch.nn.BatchNorm2d(144), (144, 112, 112), (1172, 1204)),
+        ("dwconv3x3-144-112", lambda: torch.nn.Conv2d(144, 144, 3, 1, 1, groups=144, bias=False), (144, 112, 112),
+         (1172, 1204)),
+    ]
+
+
+def measure_ops(common, f, sweep=False):
     torch.backends.cudnn.benchmark = True
     cl = torch.channels_last
-    for name, out_per_sample, make, in_shape in op_cases():
+    cases = ([(n, None, m, s, b) for n, m, s, b in sweep_cases()] if sweep
+             else [(n, o, m, s, None) for n, o, m, s in op_cases()])
+    for name, out_per_sample, make, in_shape, batches in cases:
         in_per_sample = in_shape[0] * in_shape[1] * in_shape[2]
+        if out_per_sample is None:
+            with torch.no_grad():
+                probe = make().cuda()(torch.zeros((1,) + in_shape, device="cuda"))
+            out_per_sample = probe.numel()
         biggest = max(out_per_sample, in_per_sample)
         under = (LIMIT - 1) // biggest
-        for batch in (under // 2, under - 16, under + 16):
+        for batch in batches or (under // 2, under - 16, under + 16):
             mod = make().cuda().to(memory_format=cl)
             x = torch.randn((batch,) + in_shape, device="cuda", dtype=torch.bfloat16).to(memory_format=cl)
             x.requires_grad_(True)
@@ -79,11 +114,14 @@ def measure_ops(common, f):
 
             def fwd_bwd():
                 y = fwd()
+                if sweep:
+                    x.grad = None  # no accumulation into x.grad: the backward alone (the first run added it)
                 y.backward(g)
 
             rec = {"id": f"op/{name}-b{batch}", "kind": "op", "op": name, "batch": batch, "precision": "bf16",
                    "channels_last": True, "elements": batch * biggest, "over_2_31": batch * biggest >= LIMIT,
-                   "fwd_ms": round(timed(fwd), 4), "fwd_bwd_ms": round(timed(fwd_bwd), 4)}
+                   "fwd_ms": round(timed(fwd), 4), "fwd_bwd_ms": round(timed(fwd_bwd), 4),
+                   "grad_accumulated": not sweep}
             rec["fwd_bwd_us_per_sample"] = round(1000 * rec["fwd_bwd_ms"] / batch, 4)
             rec.update(common)
             print(f"{rec['id']:<40} over={rec['over_2_31']!s:5} fwd {rec['fwd_ms']:9.3f} ms  fwd+bwd "
@@ -110,7 +148,8 @@ def main():
         train_case(sys.argv[2], int(sys.argv[3]), sys.argv[4], float(sys.argv[5]))
         return 0
     ops_only = sys.argv[2:] == ["--ops-only"]
-    if len(sys.argv) != 2 and not ops_only:
+    sweep = sys.argv[2:] == ["--sweep"]
+    if len(sys.argv) != 2 and not ops_only and not sweep:
         print(__doc__.strip().splitlines()[-2], file=sys.stderr)
         return 2
     common = mh.common_fields()
@@ -119,8 +158,8 @@ def main():
     cases = [("resnet50", 1024, "bf16", 0), ("resnet50", 1024, "bf16", 85),
              ("resnet152", 400, "tf32", 0), ("resnet152", 400, "tf32", 66)]
     with open(sys.argv[1], "w") as f:
-        measure_ops(common, f)
-        for model, batch, precision, filler in ([] if ops_only else cases):
+        measure_ops(common, f, sweep)
+        for model, batch, precision, filler in ([] if ops_only or sweep else cases):
             p = subprocess.run([sys.executable, __file__, "--case", model, str(batch), precision, str(filler)],
                                capture_output=True, text=True)
             sys.stdout.write(p.stdout)

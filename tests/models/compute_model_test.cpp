@@ -700,3 +700,52 @@ TEST_CASE("models::compute: probed absolute rates scale to another GPU by its co
   CHECK(op_gpu_time(bc, device(), c).ms() == Approx(bc_here));
   CHECK(op_gpu_time(bmm, device(), c).ms() == Approx(bmm_here));
 }
+
+TEST_CASE("models::compute: channels-last ops over 2^31 - 1 elements take their wide-index rates (hand-computed)",
+          "[models]") {
+  ComputeConstants c = bare_constants();
+  c.wide_bn_fwd_rate = 124e9;
+  c.wide_max_pool_fwd_rate = 420e9;
+  c.wide_dwconv_bwd_rate = 735e9;
+  // A BatchNorm forward over 2.2e9 bf16 elements: 13.2 GB read + written, 3.3 ms at the test device's 4,000 GB/s;
+  // over the limit its kernels run at 124 G elements/s: 2.2e9 / 124e9 = 17.742 ms.
+  Op bn = memory_op(3 * 2 * 2.2e9);
+  bn.bn_elements = 3 * 2.2e9;
+  bn.channels = 256;
+  bn.elements = bn.index_elements = 2.2e9;
+  CHECK(op_gpu_time(bn, device(), c).ms() == Approx(17.742).epsilon(1e-4));
+  // 2^31 - 1 elements exactly is still 32-bit indexable: by bytes, 6 x 2,147,483,647 B / 4,000 GB/s = 3.2212 ms.
+  bn.bytes = Bytes(6 * kMaxIndex32);
+  bn.elements = bn.index_elements = kMaxIndex32;
+  CHECK(op_gpu_time(bn, device(), c).ms() == Approx(3.2212).epsilon(1e-4));
+  // The backward has no rate here (0): its time stays by bytes. An NCHW BatchNorm was not measured: unchanged.
+  Op bwd = memory_op(5 * 2 * 2.2e9);
+  bwd.phase = Phase::backward;
+  bwd.bn_elements = 5 * 2.2e9;
+  bwd.channels = 256;
+  bwd.elements = bwd.index_elements = 2.2e9;
+  CHECK(op_gpu_time(bwd, device(), c).ms() == Approx(5.5).epsilon(1e-9));
+  Op nchw = memory_op(3 * 2 * 2.2e9);
+  nchw.bn_elements = 3 * 2.2e9;
+  nchw.elements = nchw.index_elements = 2.2e9;
+  nchw.nchw = true;
+  CHECK(op_gpu_time(nchw, device(), c).ms() == Approx(3.3).epsilon(1e-9));
+  // A max-pool forward walking 7.2e9 elements over a 2.2e9-element input: 7.2e9 / 420e9 = 17.143 ms, where its
+  // bytes (2 x 2.2e9 + 10 x 0.55e9 = 9.9 GB) take 2.475 ms.
+  Op pool = memory_op(2 * 2.2e9 + 10 * 0.55e9);
+  pool.pool = 1;
+  pool.pool_elements = 7.2e9;
+  pool.index_elements = 2.2e9;
+  CHECK(op_gpu_time(pool, device(), c).ms() == Approx(17.143).epsilon(1e-4));
+  // A depthwise 3x3 backward pass over 2.2e9 elements: 2 x 2.2e9 x 9 = 39.6 GFLOP per pass at 735 GFLOP/s =
+  // 53.878 ms (under the limit its 8.8 GB say 2.2 ms, over the 0.792 ms of the test device's 50 TFLOP/s fp32 rate).
+  Op dw;
+  dw.kind = OpKind::simt;
+  dw.phase = Phase::backward;
+  dw.flops = Flops(2 * 2.2e9 * 9);
+  dw.bytes = Bytes(2 * 2 * 2.2e9);
+  dw.index_elements = 2.2e9;
+  CHECK(op_gpu_time(dw, device(), c).ms() == Approx(53.878).epsilon(1e-4));
+  dw.index_elements = 2.0e9;  // under the limit: by the FLOP rate, 39.6e9 / 50e12 = 0.792 ms, over its bytes' 2.2 ms
+  CHECK(op_gpu_time(dw, device(), c).ms() == Approx(2.2).epsilon(1e-9));
+}
