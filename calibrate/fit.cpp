@@ -330,6 +330,8 @@ void copy_probe_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.wide_max_pool_fwd_rate = from.wide_max_pool_fwd_rate;
   to.wide_dwconv_fwd_rate = from.wide_dwconv_fwd_rate;
   to.wide_dwconv_bwd_rate = from.wide_dwconv_bwd_rate;
+  to.wide_dwconv_fwd_elem_rate = from.wide_dwconv_fwd_elem_rate;
+  to.wide_dwconv_bwd_elem_rate = from.wide_dwconv_bwd_elem_rate;
   to.channel_sum = from.channel_sum;
   to.bn_nhwc_fwd = from.bn_nhwc_fwd;
   to.bn_nhwc_bwd = from.bn_nhwc_bwd;
@@ -412,8 +414,10 @@ void read_probe_classes(FieldReader& r, ComputeConstants& c, bool required) {
   c.wide_bn_fwd_rate = r.non_negative("wide_bn_fwd_gelements_per_s", false).value_or(0) * 1e9;
   c.wide_bn_bwd_rate = r.non_negative("wide_bn_bwd_gelements_per_s", false).value_or(0) * 1e9;
   c.wide_max_pool_fwd_rate = r.non_negative("wide_max_pool_fwd_gelements_per_s", false).value_or(0) * 1e9;
-  c.wide_dwconv_fwd_rate = r.non_negative("wide_dwconv_fwd_gflops", false).value_or(0) * 1e9;
-  c.wide_dwconv_bwd_rate = r.non_negative("wide_dwconv_bwd_gflops", false).value_or(0) * 1e9;
+  c.wide_dwconv_fwd_rate = r.non_negative("wide_dwconv_fwd_input_gflops", false).value_or(0) * 1e9;
+  c.wide_dwconv_bwd_rate = r.non_negative("wide_dwconv_bwd_input_gflops", false).value_or(0) * 1e9;
+  c.wide_dwconv_fwd_elem_rate = r.non_negative("wide_dwconv_fwd_gelements_per_s", false).value_or(0) * 1e9;
+  c.wide_dwconv_bwd_elem_rate = r.non_negative("wide_dwconv_bwd_gelements_per_s", false).value_or(0) * 1e9;
   // The per-channel sum samples: [{"rows", "channels", "layout": "nhwc" | "nchw", "gelements_per_s"}, ...].
   const nlohmann::json& j = r.json();
   if (j.is_object() && j.contains("channel_sum")) {
@@ -587,8 +591,12 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
   if (c.wide_bn_bwd_rate > 0) j["constants"]["wide_bn_bwd_gelements_per_s"] = c.wide_bn_bwd_rate / 1e9;
   if (c.wide_max_pool_fwd_rate > 0)
     j["constants"]["wide_max_pool_fwd_gelements_per_s"] = c.wide_max_pool_fwd_rate / 1e9;
-  if (c.wide_dwconv_fwd_rate > 0) j["constants"]["wide_dwconv_fwd_gflops"] = c.wide_dwconv_fwd_rate / 1e9;
-  if (c.wide_dwconv_bwd_rate > 0) j["constants"]["wide_dwconv_bwd_gflops"] = c.wide_dwconv_bwd_rate / 1e9;
+  if (c.wide_dwconv_fwd_rate > 0) j["constants"]["wide_dwconv_fwd_input_gflops"] = c.wide_dwconv_fwd_rate / 1e9;
+  if (c.wide_dwconv_bwd_rate > 0) j["constants"]["wide_dwconv_bwd_input_gflops"] = c.wide_dwconv_bwd_rate / 1e9;
+  if (c.wide_dwconv_fwd_elem_rate > 0)
+    j["constants"]["wide_dwconv_fwd_gelements_per_s"] = c.wide_dwconv_fwd_elem_rate / 1e9;
+  if (c.wide_dwconv_bwd_elem_rate > 0)
+    j["constants"]["wide_dwconv_bwd_gelements_per_s"] = c.wide_dwconv_bwd_elem_rate / 1e9;
   nlohmann::json sums = nlohmann::json::array();
   for (const auto& s : c.channel_sum)
     sums.push_back({{"rows", s.rows}, {"channels", s.channels}, {"layout", s.nchw ? "nchw" : "nhwc"},

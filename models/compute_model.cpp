@@ -135,7 +135,9 @@ Seconds wide_index_time(const Op& op, const ComputeConstants& c, double ms) {
   auto at = [&](double amount, double rate) { return rate > 0 ? Seconds(amount / (rate * ms)) : Seconds{}; };
   if (op.bn_elements > 0) return at(op.elements, fwd ? c.wide_bn_fwd_rate : c.wide_bn_bwd_rate);
   if (op.pool == 1 && fwd) return at(op.pool_elements, c.wide_max_pool_fwd_rate);
-  if (op.kind == OpKind::simt) return at(op.flops.value(), fwd ? c.wide_dwconv_fwd_rate : c.wide_dwconv_bwd_rate);
+  if (op.kind == OpKind::simt)
+    return at(op.dw_output_elements, fwd ? c.wide_dwconv_fwd_elem_rate : c.wide_dwconv_bwd_elem_rate) +
+           at(op.dw_input_flops.value(), fwd ? c.wide_dwconv_fwd_rate : c.wide_dwconv_bwd_rate);
   return {};
 }
 

@@ -119,10 +119,12 @@ struct ComputeConstants {
   // Channels-last ops over a tensor of more than kMaxIndex32 elements (Op::index_elements), where PyTorch's
   // kernels use 64-bit index arithmetic (tools/measure_large_tensor.py, fitted by tools/fit_probe_classes.py
   // --large-tensor): BatchNorm forward and backward in map elements per second, max-pool forward in the elements
-  // it walks (Op::pool_elements) per second, depthwise convolution forward and backward in FLOP/s. Each is a floor
-  // on the op's time (it never speeds an op up); 0 = no wide-index class.
+  // it walks (Op::pool_elements) per second; a depthwise convolution pass takes output elements / elem_rate +
+  // input FLOPs (Op::dw_input_flops) / rate, fitted over 3x3, 5x5 and stride-2 shapes. Each is a floor on the op's
+  // time (it never speeds an op up); 0 = no wide-index class (or term).
   double wide_bn_fwd_rate = 0, wide_bn_bwd_rate = 0, wide_max_pool_fwd_rate = 0;
-  double wide_dwconv_fwd_rate = 0, wide_dwconv_bwd_rate = 0;
+  double wide_dwconv_fwd_rate = 0, wide_dwconv_bwd_rate = 0;            // input FLOP/s
+  double wide_dwconv_fwd_elem_rate = 0, wide_dwconv_bwd_elem_rate = 0;  // output elements/s
   // The GPU the classes' absolute rates above and below were measured on: its copy bandwidth (bytes/s) and large
   // bf16 GEMM rate (FLOP/s), written by `calibrate fit` from its profile; 0 = use the rates as they are.
   double reference_copy_bw = 0, reference_bf16_rate = 0;

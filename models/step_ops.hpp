@@ -53,6 +53,7 @@ struct Op {
   // output's FLOPs) and, for k >= 7, by a class of their own (docs/calibration.md, "Convolutions in TF32 and fp32").
   Flops dw_input_flops;
   int dw_kernel = 0;
+  double dw_output_elements = 0;  // output elements per pass (the wide-index time's per-output term)
   // cuDNN's NCHW<->NHWC transforms around one convolution pass (forward, input gradient or weight gradient):
   // which convolutions get them is cuDNN's per-shape algorithm choice, so the op names its band and the
   // compute model takes the band's measured transformed passes per convolution (ComputeConstants); -1 = none.

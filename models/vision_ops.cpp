@@ -507,6 +507,7 @@ class CnnBuilder {
       op.flops = Flops(2.0 * pixels * cout * k2);
       op.dw_input_flops = Flops(2.0 * in_elems * k2);
       op.dw_kernel = std::max(kh, kw);
+      op.dw_output_elements = pixels * cout;
       op.bytes = Bytes(a_ * (in_elems + pixels * cout));
       op.nchw = nchw_;  // NCHW: PyTorch's native depthwise kernels instead of cuDNN's
       op.index_elements = std::max(in_elems, pixels * cout);

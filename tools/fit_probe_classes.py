@@ -54,22 +54,26 @@ Channels-last BatchNorm (tools/probe_bn.py, --bn) and fp32 LayerNorm (tools/prob
 backward rates (elements per second) per probed shape, written as samples for the model to interpolate over rows
 and channels, as the per-channel sums.
 
-Tensors over 2^31 - 1 elements (tools/measure_large_tensor.py, --large-tensor: each operator alone, bf16
-channels-last, just under and just over the limit): PyTorch's BatchNorm, max-pool forward and depthwise
-convolution kernels slow down there (64-bit index arithmetic), convolutions, ReLU and SiLU do not. One rate per
-class and phase over the records over the limit, pooled: r = sum amount / sum t, the amount being BatchNorm's map
-elements, the max-pool's walked elements (input + output x k^2) or the depthwise convolution's FLOPs (2 x output
-elements x k^2 per pass; backward has two passes). Backward time = fwd_bwd_ms - fwd_ms.
+Tensors over 2^31 - 1 elements (tools/measure_large_tensor.py, --large-tensor, repeatable: each operator alone,
+bf16 channels-last, just under and just over the limit, and in the --sweep run other shapes and twice the limit):
+PyTorch's BatchNorm, max-pool forward and depthwise convolution kernels slow down there (64-bit index arithmetic),
+convolutions, ReLU and SiLU do not. BatchNorm and max-pool: one rate per class and phase over the records over the
+limit, pooled: r = sum amount / sum t, the amount being BatchNorm's map elements or the max-pool's walked elements
+(input + output x k^2). Depthwise convolution: t = output elements / R_e + input FLOPs / R_f per pass (input FLOPs
+= 2 x input elements x k^2; the backward has two passes), the two rates fitted in log space over its 3x3, 5x5 and
+stride-2 shapes. Backward time = fwd_bwd_ms - fwd_ms, from the records that did not accumulate into x.grad where
+a class has any.
 
 Usage: python3 tools/fit_probe_classes.py POOL.jsonl CONV_LAYOUT.jsonl CHANNEL_SUM.jsonl [--fit F]
            [--grouped GROUPED.jsonl ...] [--roll ROLL.jsonl] [--elementwise EW.jsonl] [--bmm BMM.jsonl]
            [--grouped-busy BUSY.jsonl ...] [--cat CAT.jsonl] [--bn BN.jsonl] [--bn-fp16 F.jsonl] [--bn-fp32 F.jsonl] [--ln LN.jsonl]
-           [--large-tensor LARGE.jsonl]
+           [--large-tensor LARGE.jsonl ...]
 Prints the constants as JSON (calibrate/profiles/probe-classes-<gpu>.json; `gpuplan calibrate fit --probe-classes`).
 """
 import argparse
 import json
 import math
+import re
 import os
 
 
@@ -187,55 +191,89 @@ def fit_grouped(pts):
 
 def large_tensor_amounts(op):
     """(class, forward amount, backward amount) per sample of a measure_large_tensor.py operator name, or None for
-    the operators that do not slow down over 2^31 elements (convolutions, ReLU, SiLU)."""
-    kind, c, h = op.rsplit("-", 2)
-    if kind not in ("bn", "maxpool3x3s2", "dwconv3x3"):
+    the operators that do not slow down over 2^31 elements (convolutions, ReLU, SiLU). A depthwise convolution's
+    amounts are pairs (output elements, input FLOPs = 2 x input elements x k^2) per pass: see dwconv_rates."""
+    m = re.fullmatch(r"([a-z0-9x]+)-(\d+)-(\d+)", op)
+    if not m:
         return None
-    c, h = int(c), int(h)
+    kind, c, h = m.group(1), int(m.group(2)), int(m.group(3))
     if kind == "bn":
         return "bn", c * h * h, c * h * h
     if kind == "maxpool3x3s2":
         walked = c * h * h + c * (h // 2) ** 2 * 9
         return "max_pool", walked, None  # the backward does not slow down (within 1%): no class
-    if kind == "dwconv3x3":
-        f = 2 * c * h * h * 9
-        return "dwconv", f, 2 * f
+    m = re.fullmatch(r"dwconv(\d)x\1(s2)?", kind)
+    if m:
+        k, s = int(m.group(1)), 2 if m.group(2) else 1
+        pair = (c * (h // s) ** 2, 2 * c * h * h * k * k)
+        return "dwconv", pair, (2 * pair[0], 2 * pair[1])  # the backward: input and weight gradients
     return None
 
 
-def large_tensor_rates(path):
-    """[(class, (forward rate, backward rate), stats)]: G elements/s (G FLOP/s for dwconv) over the limit, pooled
-    over the class's shapes, and for comparison the same pooled rate just under the limit."""
-    sums = {}
-    for line in open(path):
-        r = json.loads(line)
-        if r.get("kind") != "op":
+def large_tensor_records(paths):
+    """The operator records of measure_large_tensor.py files that have a wide-index class."""
+    for path in paths:
+        for line in open(path):
+            r = json.loads(line)
+            if r.get("kind") == "op" and large_tensor_amounts(r["op"]):
+                yield r
+
+
+def dwconv_rates(points):
+    """(output elements/s, input FLOP/s): the two-term time t = out / R_e + input_flops / R_f fitted in log space
+    over depthwise convolutions of several kernels and strides (a FLOP rate alone misses the 5x5 and the stride-2
+    shapes by -45% and +80%: the wide kernels pay per output written and per input multiply-add)."""
+    def loss(x):
+        re_, rf = math.exp(x[0]), math.exp(x[1])
+        return sum(math.log((e / re_ + f / rf) / t) ** 2 for e, f, t in points)
+    x, _ = nelder_mead(loss, [math.log(3e10), math.log(1e12)])
+    re_, rf = math.exp(x[0]), math.exp(x[1])
+    errs = [(e / re_ + f / rf) / t - 1 for e, f, t in points]
+    return re_, rf, {"points": len(points), "max_abs_error": round(max(abs(v) for v in errs), 4)}
+
+
+def large_tensor_rates(paths):
+    """[(key, rate, stats name, stats)] over the limit: BatchNorm and max-pool in G elements/s pooled over their shapes (and for
+    comparison the pooled rate just under the limit), depthwise convolution by dwconv_rates. Backward rates come
+    from the records whose backward did not also accumulate into x.grad (`grad_accumulated: false`, the --sweep
+    run) where any exist."""
+    recs = list(large_tensor_records(paths))
+    clean = {r["op"].split("-")[0] for r in recs if r.get("grad_accumulated") is False}
+    sums, dw = {}, {"fwd": [], "bwd": []}
+    for r in recs:
+        cls, fa, ba = large_tensor_amounts(r["op"])
+        n, t_f, t_b = r["batch"], r["fwd_ms"] * 1e-3, (r["fwd_bwd_ms"] - r["fwd_ms"]) * 1e-3
+        bwd_ok = ba is not None and (r.get("grad_accumulated") is False or r["op"].split("-")[0] not in clean)
+        if cls == "dwconv":
+            if r["over_2_31"]:
+                dw["fwd"].append((fa[0] * n, fa[1] * n, t_f))
+                if bwd_ok:
+                    dw["bwd"].append((ba[0] * n, ba[1] * n, t_b))
             continue
-        amounts = large_tensor_amounts(r["op"])
-        if not amounts:
-            continue
-        cls, fa, ba = amounts
         side = "over" if r["over_2_31"] else ("under" if r["elements"] > (1 << 30) * 1.5 else None)
         if not side:
             continue
-        n = r["batch"]
         s = sums.setdefault(cls, {"over": [0, 0, 0, 0], "under": [0, 0, 0, 0], "shapes": set()})
-        t_f, t_b = r["fwd_ms"], r["fwd_bwd_ms"] - r["fwd_ms"]
         s[side][0] += fa * n
         s[side][1] += t_f
-        if ba:
+        if bwd_ok:
             s[side][2] += ba * n
             s[side][3] += t_b
         s["shapes"].add(r["op"])
     res = []
     for cls, s in sorted(sums.items()):
         def rate(v, i):
-            return v[i] / (v[i + 1] * 1e6) if v[i + 1] > 0 else None  # per ms -> G per s
-        over = (rate(s["over"], 0), rate(s["over"], 2))
-        under = (rate(s["under"], 0), rate(s["under"], 2))
-        res.append((cls, over, {"shapes": sorted(s["shapes"]),
-                                "under_limit_fwd": round(under[0], 2) if under[0] else None,
-                                "under_limit_bwd": round(under[1], 2) if under[1] else None}))
+            return v[i] / (v[i + 1] * 1e9) if v[i + 1] > 0 else None  # per s -> G per s
+        st = {"shapes": sorted(s["shapes"]),
+              "under_limit_fwd": round(rate(s["under"], 0), 2) if rate(s["under"], 0) else None,
+              "under_limit_bwd": round(rate(s["under"], 2), 2) if rate(s["under"], 2) else None}
+        res.append((f"wide_{cls}_fwd_gelements_per_s", rate(s["over"], 0), f"wide_{cls}", st))
+        res.append((f"wide_{cls}_bwd_gelements_per_s", rate(s["over"], 2), f"wide_{cls}", st))
+    for d in ("fwd", "bwd"):
+        if dw[d]:
+            re_, rf, st = dwconv_rates(dw[d])
+            res.append((f"wide_dwconv_{d}_gelements_per_s", re_ / 1e9, f"wide_dwconv_{d}", st))
+            res.append((f"wide_dwconv_{d}_input_gflops", rf / 1e9, f"wide_dwconv_{d}", st))
     return res
 
 
@@ -257,7 +295,8 @@ def main():
     ap.add_argument("--bn-fp16", help="tools/probe_bn.py --dtype fp16 output (cuDNN's BatchNorm, fp16 maps)")
     ap.add_argument("--bn-fp32", help="tools/probe_bn.py --dtype fp32 output (cuDNN's BatchNorm, fp32 maps)")
     ap.add_argument("--ln", help="tools/probe_ln.py output (fp32 LayerNorm alone)")
-    ap.add_argument("--large-tensor", help="tools/measure_large_tensor.py output (operators over 2^31 elements)")
+    ap.add_argument("--large-tensor", action="append", default=[],
+                    help="tools/measure_large_tensor.py output (operators over 2^31 elements); repeat for several")
     a = ap.parse_args()
     rate_bf16 = json.load(open(a.fit))["fit"]["gemm_surface"]["bf16"]["rate_tflops"]
     out, stats = {}, {}
@@ -358,12 +397,10 @@ def main():
                              "bwd_gelements_per_s": round(n / (r["bwd_ms"] * 1e6), 3)})
         stats[key] = {"samples": len(out[key])}
     if a.large_tensor:
-        for key, (fwd_rate, bwd_rate), st in large_tensor_rates(a.large_tensor):
-            if fwd_rate:
-                out[f"wide_{key}_fwd_{'gflops' if key == 'dwconv' else 'gelements_per_s'}"] = round(fwd_rate, 2)
-            if bwd_rate:
-                out[f"wide_{key}_bwd_{'gflops' if key == 'dwconv' else 'gelements_per_s'}"] = round(bwd_rate, 2)
-            stats[f"wide_{key}"] = st
+        for key, rate, name, st in large_tensor_rates(a.large_tensor):
+            if rate:
+                out[key] = round(rate, 2)
+                stats[name] = st
     out["channel_sum"] = []
     for line in open(a.channel_sum):
         r = json.loads(line)
@@ -373,7 +410,7 @@ def main():
         out["channel_sum"].append({"rows": rows, "channels": r["C"], "layout": "nhwc" if r["channels_last"] else "nchw",
                                    "gelements_per_s": round(rows * r["C"] / (r["ms"] * 1e6), 3)})
     stats["channel_sum"] = {"samples": len(out["channel_sum"])}
-    inputs = (a.cat, a.roll, a.elementwise, a.bmm, a.bn, a.bn_fp16, a.bn_fp32, a.ln, a.large_tensor)
+    inputs = (a.cat, a.roll, a.elementwise, a.bmm, a.bn, a.bn_fp16, a.bn_fp32, a.ln, *a.large_tensor)
     extra = "".join(f", {os.path.basename(x)}" for x in a.grouped + a.grouped_busy + [p for p in inputs if p])
     out["source"] = (f"tools/fit_probe_classes.py over {os.path.basename(a.pool)}, "
                      f"{os.path.basename(a.conv_layout)}{extra} and {os.path.basename(a.channel_sum)}, bf16 large-GEMM rate "

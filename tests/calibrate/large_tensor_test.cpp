@@ -1,6 +1,6 @@
 // Convolutional steps whose feature maps pass 2^31 elements, against held-out measured steps: the wide-index
 // rates come from operators timed alone (tools/measure_large_tensor.py, calibrate/probes/results/
-// large-tensor-2026-12-05.jsonl), not from these steps.
+// large-tensor-2026-12-05.jsonl and large-tensor-sweep-2026-12-06.jsonl), not from these steps.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -46,10 +46,11 @@ TEST_CASE("calibrate::large tensors: ResNet-50 b3072 and EfficientNet-B4 b1265 w
   const double effnet =
       step_error("h200-holdout17-2026-12-04.jsonl", "holdout17/efficientnet_b4-b1265-bf16", *c, *p);
   CHECK(std::abs(resnet) <= 10.0);
-  CHECK(std::abs(effnet) <= 15.0);
+  CHECK(std::abs(effnet) <= 10.0);
   FitConstants off = *c;
   off.compute.wide_bn_fwd_rate = off.compute.wide_bn_bwd_rate = off.compute.wide_max_pool_fwd_rate = 0;
   off.compute.wide_dwconv_fwd_rate = off.compute.wide_dwconv_bwd_rate = 0;
+  off.compute.wide_dwconv_fwd_elem_rate = off.compute.wide_dwconv_bwd_elem_rate = 0;
   CHECK(step_error("h200-holdout15-2026-12-04.jsonl", "holdout15/resnet50-b3072-bf16", off, *p) < -20.0);
   CHECK(step_error("h200-holdout17-2026-12-04.jsonl", "holdout17/efficientnet_b4-b1265-bf16", off, *p) < -15.0);
 }

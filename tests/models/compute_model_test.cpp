@@ -706,7 +706,8 @@ TEST_CASE("models::compute: channels-last ops over 2^31 - 1 elements take their 
   ComputeConstants c = bare_constants();
   c.wide_bn_fwd_rate = 124e9;
   c.wide_max_pool_fwd_rate = 420e9;
-  c.wide_dwconv_bwd_rate = 735e9;
+  c.wide_dwconv_bwd_rate = 1550e9;
+  c.wide_dwconv_bwd_elem_rate = 80e9;
   // A BatchNorm forward over 2.2e9 bf16 elements: 13.2 GB read + written, 3.3 ms at the test device's 4,000 GB/s;
   // over the limit its kernels run at 124 G elements/s: 2.2e9 / 124e9 = 17.742 ms.
   Op bn = memory_op(3 * 2 * 2.2e9);
@@ -737,15 +738,22 @@ TEST_CASE("models::compute: channels-last ops over 2^31 - 1 elements take their 
   pool.pool_elements = 7.2e9;
   pool.index_elements = 2.2e9;
   CHECK(op_gpu_time(pool, device(), c).ms() == Approx(17.143).epsilon(1e-4));
-  // A depthwise 3x3 backward pass over 2.2e9 elements: 2 x 2.2e9 x 9 = 39.6 GFLOP per pass at 735 GFLOP/s =
-  // 53.878 ms (under the limit its 8.8 GB say 2.2 ms, over the 0.792 ms of the test device's 50 TFLOP/s fp32 rate).
+  // A depthwise 3x3 stride-2 backward pass over a 2.2e9-element input (0.55e9 output elements): 0.55e9 / 80e9 =
+  // 6.875 ms per output written plus 2 x 2.2e9 x 9 = 39.6 GFLOP of input multiply-adds at 1,550 GFLOP/s = 25.548 ms:
+  // 32.423 ms (under the limit its 5.5 GB say 1.375 ms, over the 0.198 ms of its 9.9 GFLOP output FLOPs at the test
+  // device's 50 TFLOP/s fp32 rate).
   Op dw;
   dw.kind = OpKind::simt;
   dw.phase = Phase::backward;
-  dw.flops = Flops(2 * 2.2e9 * 9);
-  dw.bytes = Bytes(2 * 2 * 2.2e9);
+  dw.flops = Flops(2 * 0.55e9 * 9);
+  dw.dw_input_flops = Flops(2 * 2.2e9 * 9);
+  dw.dw_output_elements = 0.55e9;
+  dw.dw_kernel = 3;
+  dw.bytes = Bytes(2 * (2.2e9 + 0.55e9));
   dw.index_elements = 2.2e9;
-  CHECK(op_gpu_time(dw, device(), c).ms() == Approx(53.878).epsilon(1e-4));
-  dw.index_elements = 2.0e9;  // under the limit: by the FLOP rate, 39.6e9 / 50e12 = 0.792 ms, over its bytes' 2.2 ms
-  CHECK(op_gpu_time(dw, device(), c).ms() == Approx(2.2).epsilon(1e-9));
+  CHECK(op_gpu_time(dw, device(), c).ms() == Approx(32.423).epsilon(1e-4));
+  c.wide_dwconv_bwd_elem_rate = 0;  // a term without a rate adds nothing: 25.548 ms
+  CHECK(op_gpu_time(dw, device(), c).ms() == Approx(25.548).epsilon(1e-4));
+  dw.index_elements = 2.0e9;  // under the limit: by bytes, 5.5e9 / 4,000 GB/s = 1.375 ms
+  CHECK(op_gpu_time(dw, device(), c).ms() == Approx(1.375).epsilon(1e-9));
 }
