@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "app/cli.hpp"
+#include "app/catalog_io.hpp"
 #include "app/cmd_calibrate_comm.hpp"  // issue 5: `calibrate comm`
 #include "app/profile_cache.hpp"
 #include "app/progress.hpp"
@@ -29,6 +30,7 @@ struct CalibrateOptions {
   std::string plot;
   std::string ops;  // check: print the operator breakdown of this record id
   std::string sim_constants;  // check: sim-constants.json for the loader simulation (default: beside the profile)
+  std::string gpu;            // check: catalog GPU the runs were measured on, its profile derived from --profile
   std::string out;
   bool loo = false;
   bool gemm_loo = false;
@@ -60,13 +62,27 @@ bool report(const std::vector<std::string>& errors) {
   return errors.empty();
 }
 
-int run_check_command(const CalibrateOptions& o) {
+int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
   std::vector<std::string> errors;
   auto profile = calibrate::load_profile(o.profile, errors);
   const std::string cpath = o.constants.empty() ? default_constants_path(o.profile) : o.constants;
   auto constants = calibrate::load_constants(cpath, errors);
   auto runs = calibrate::load_runs(o.runs, errors);
   if (!report(errors) || !profile || !constants) return kExitBadInput;
+  if (!o.gpu.empty() && o.gpu != profile->gpu_id) {
+    // Runs measured on another GPU: its profile derived from this one by datasheet ratios, as `run` does.
+    const auto cat = load_catalogs_or_report(ctx);
+    if (!cat) return kExitBadInput;
+    const GpuSpec* target = Catalog::find(cat->gpus, o.gpu);
+    const GpuSpec* base = Catalog::find(cat->gpus, profile->gpu_id);
+    if (!target || !base) {
+      std::cerr << "--gpu " << o.gpu << ": " << (target ? "the profile's GPU \"" + profile->gpu_id + "\"" : "this GPU")
+                << " is not in catalogs/gpus.json (expected a catalog GPU id such as h100-sxm)\n";
+      return kExitBadInput;
+    }
+    profile = derive_profile(*profile, *base, *target);
+    std::cerr << "GPU profile of " << o.gpu << ": derived by datasheet ratios from " << o.profile << "\n";
+  }
   if (!o.ops.empty()) {
     for (const auto& rec : runs) {
       if (rec.id != o.ops) continue;
@@ -375,7 +391,10 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   check->add_option("--ops", opts->ops, "print the operator breakdown of the record with this id, and nothing else");
   check->add_option("--sim-constants", opts->sim_constants,
                     "simulation constants for the data-loader records (default: sim-constants.json beside the profile)");
-  check->callback([opts, &ctx] { ctx.exit_code = run_check_command(*opts); });
+  check->add_option("--gpu", opts->gpu,
+                    "catalog GPU the runs were measured on (e.g. h100-sxm): its profile is derived from --profile "
+                    "by datasheet ratios, as `run` derives it");
+  check->callback([opts, &ctx] { ctx.exit_code = run_check_command(*opts, ctx); });
 
   auto* fit = cal->add_subcommand("fit", "Fit the compute model's global constants over measured runs");
   fit->add_option("--profile", opts->profile, "GPU profile JSON")->required();

@@ -282,3 +282,45 @@ TEST_CASE("app::cli: the table shows launch-overhead in full and millions in sho
   }
   CHECK(row);
 }
+
+TEST_CASE("app::cli: calibrate check --gpu predicts runs of another GPU from a profile derived by datasheet ratios",
+          "[cli]") {
+  // Held-out set 15 (H200 steps up to 134 GiB) as if measured on an H100 SXM: same datasheet bf16 peak, HBM 3.35
+  // against 4.8 TB/s and 80 GB against 141 GB (catalogs/gpus.json). Invariants, not figures: no step is faster on
+  // the H100, a memory-bound one is slower, the peak does not depend on the GPU, and a step needing more than the
+  // H100's 74.5 GiB does not fit on it.
+  const std::string base = "calibrate check --profile calibrate/profiles/h200.json --tolerance 1000 --format json "
+                           "--runs calibrate/probes/results/h200-holdout15-2026-12-04.jsonl";
+  const auto h200 = gpuplan(base);
+  const auto h100 = gp::test::run_gpuplan(base + " --gpu h100-sxm", true);
+  REQUIRE(h200.code == 0);
+  REQUIRE(h100.code == 0);
+  const auto a = nlohmann::json::parse(h200.out)["records"], b = nlohmann::json::parse(h100.out)["records"];
+  REQUIRE(a.size() == b.size());
+  int slower = 0, newly_oom = 0, both = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO(a[i]["id"].get<std::string>());
+    REQUIRE(a[i]["id"] == b[i]["id"]);
+    if (a[i]["predicted_peak_mem_gib"].is_number())
+      CHECK(b[i]["predicted_peak_mem_gib"].get<double>() == Approx(a[i]["predicted_peak_mem_gib"].get<double>()));
+    if (!a[i]["predicted_oom"].get<bool>() && a[i]["predicted_peak_mem_gib"].get<double>() > 80.0) {
+      CHECK(b[i]["predicted_oom"].get<bool>());
+      ++newly_oom;
+    }
+    if (a[i]["predicted_oom"].get<bool>()) CHECK(b[i]["predicted_oom"].get<bool>());
+    if (a[i]["predicted_step_ms"].is_number() && b[i]["predicted_step_ms"].is_number()) {
+      ++both;
+      const double ta = a[i]["predicted_step_ms"].get<double>(), tb = b[i]["predicted_step_ms"].get<double>();
+      CHECK(tb >= ta * (1 - 1e-9));
+      if (b[i]["bottleneck"] == "gpu-memory" && tb > ta * 1.1) ++slower;
+    }
+  }
+  CHECK(newly_oom >= 5);
+  CHECK(both >= 4);  // the set's four steps under 74 GiB
+  CHECK(slower >= 1);
+  const auto note = gpuplan(base + " --gpu h100-sxm");
+  CHECK(note.out.rfind("GPU profile of h100-sxm: derived by datasheet ratios from calibrate/profiles/h200.json\n", 0) == 0);
+  const auto bad = gpuplan(base + " --gpu h900");
+  CHECK(bad.code == 2);
+  CHECK(bad.out == "--gpu h900: this GPU is not in catalogs/gpus.json (expected a catalog GPU id such as h100-sxm)\n");
+}
