@@ -321,6 +321,7 @@ int run_fit_command(const CalibrateOptions& o) {
   // rate_scales).
   fc.compute.reference_copy_bw = dev.copy_bw.value();
   if (dev.surface.has(Dtype::bf16)) fc.compute.reference_bf16_rate = dev.surface.fits.at(Dtype::bf16).rate.value();
+  if (dev.surface.has(Dtype::fp32)) fc.compute.reference_fp32_rate = dev.surface.fits.at(Dtype::fp32).rate.value();
   fc.profile = o.profile;
   fc.runs = runs_names;
   fc.stats = {{"records", res.records.size()}, {"mape_pct", res.mape_pct}, {"iterations", res.iterations}};

@@ -240,6 +240,7 @@ std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std
     fc.compute.dwconv_fp32_k7_flop_efficiency = c->non_negative("dwconv_fp32_k7_flop_efficiency", false).value_or(0);
     fc.compute.reference_copy_bw = c->non_negative("reference_copy_GBps", false).value_or(0) * 1e9;
     fc.compute.reference_bf16_rate = c->non_negative("reference_bf16_tflops", false).value_or(0) * 1e12;
+    fc.compute.reference_fp32_rate = c->non_negative("reference_fp32_tflops", false).value_or(0) * 1e12;
     fc.compute.attention_efficiency = c->number("attention_efficiency", true, true).value_or(0);
     fc.compute.memory_efficiency = c->number("memory_efficiency", true, true).value_or(0);
     fc.compute.gpu_per_kernel = Seconds::us(c->number("gpu_per_kernel_us", true, true).value_or(0));
@@ -578,6 +579,7 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
   }
   if (c.reference_copy_bw > 0) j["constants"]["reference_copy_GBps"] = c.reference_copy_bw / 1e9;
   if (c.reference_bf16_rate > 0) j["constants"]["reference_bf16_tflops"] = c.reference_bf16_rate / 1e12;
+  if (c.reference_fp32_rate > 0) j["constants"]["reference_fp32_tflops"] = c.reference_fp32_rate / 1e12;
   if (c.roll_rate > 0) j["constants"]["roll_gelements_per_s"] = c.roll_rate / 1e9;
   if (c.channel_cat_bw > 0) j["constants"]["channel_cat_GBps"] = c.channel_cat_bw / 1e9;
   if (c.channel_shuffle_bw > 0) j["constants"]["channel_shuffle_GBps"] = c.channel_shuffle_bw / 1e9;

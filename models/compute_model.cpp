@@ -48,6 +48,12 @@ std::pair<double, double> rate_scales(const DeviceModel& dev, const ComputeConst
   return {ms, fs};
 }
 
+double cuda_core_scale(const DeviceModel& dev, const ComputeConstants& c) {
+  return c.reference_fp32_rate > 0 && dev.surface.has(Dtype::fp32)
+             ? large_rate(dev, Dtype::fp32).value() / c.reference_fp32_rate
+             : 1.0;
+}
+
 namespace {
 
 // A memory op's bytes: those on the unrolled, GELU and broadcast paths at their probed rates, the rest at the
@@ -143,9 +149,16 @@ Seconds wide_index_time(const Op& op, const ComputeConstants& c, double ms) {
 
 Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants& c) {
   Seconds work;
-  // The probed classes' absolute rates were measured on one GPU; on another (a profile derived by datasheet
-  // ratios) memory-bound ones scale with its copy bandwidth and FLOP-bound ones with its large bf16 GEMM rate.
-  const auto [ms, fs] = rate_scales(dev, c);
+  // The probed classes' absolute rates were measured on one GPU. FLOP-bound ones (grouped convolutions, small
+  // batched matmuls) scale to another GPU by its large bf16 GEMM rate (fs); the others (BatchNorm, pooling,
+  // LayerNorm, per-channel sums, the slower elementwise paths, the wide-index kernels) run well below the copy
+  // bandwidth, bound by the SMs: on a GPU with the same SMs and slower memory (an H100 against the H200) they keep
+  // their rates (docs/calibration.md, "Set 18 on an H100"). They scale by the larger of its CUDA-core ratio (the
+  // datasheet fp32 peak's, which halves for an architecture with half the fp32 lanes per SM, so it understates an
+  // A100's SMs) and its bandwidth ratio (the former rule), never beyond its bandwidth for their bytes (the floor
+  // after the switch).
+  const auto [bw_scale, fs] = rate_scales(dev, c);
+  const double ms = std::max(cuda_core_scale(dev, c), bw_scale);
   switch (op.kind) {
     case OpKind::gemm: {
       const double eff = c.gemm_efficiency * (op.conv ? conv_efficiency_for(c, op.dtype) : 1.0);
@@ -251,6 +264,8 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
     }
   }
   work = std::max(work, wide_index_time(op, c, ms));
+  // No class beats this GPU's bandwidth for its bytes (on the reference GPU the probed rates are below it anyway).
+  if (op.kind == OpKind::memory || op.kind == OpKind::simt) work = std::max(work, mem_time(op.bytes, dev, c));
   return work + c.gpu_per_kernel * static_cast<double>(op.kernels);
 }
 

@@ -128,6 +128,9 @@ struct ComputeConstants {
   // The GPU the classes' absolute rates above and below were measured on: its copy bandwidth (bytes/s) and large
   // bf16 GEMM rate (FLOP/s), written by `calibrate fit` from its profile; 0 = use the rates as they are.
   double reference_copy_bw = 0, reference_bf16_rate = 0;
+  // ... and its large fp32 GEMM rate (FLOP/s): the CUDA-core throughput the classes' kernels scale with where their
+  // bytes do not bind (op_gpu_time); 0 = as the reference GPU's.
+  double reference_fp32_rate = 0;
   // Per-channel sums (g.sum(dim=(0, 2, 3))) measured over a grid of shapes; empty = by bytes.
   struct ChannelSumSample {
     double rows = 0, channels = 0;  // N x H x W, C
@@ -224,5 +227,8 @@ double op_count(const Op& op, const ComputeConstants& c);
 // The factors the probed classes' absolute rates take on `dev`: (its copy bandwidth, its large bf16 GEMM rate),
 // each over the reference GPU's; 1 where the constants name no reference GPU.
 std::pair<double, double> rate_scales(const DeviceModel& dev, const ComputeConstants& c);
+// The factor a probed class's kernels take on `dev` where their bytes do not bind: its large fp32 GEMM rate (SMs x
+// clock x CUDA-core lanes, as the datasheet's fp32 peak) over the reference GPU's; 1 where no reference is named.
+double cuda_core_scale(const DeviceModel& dev, const ComputeConstants& c);
 
 }  // namespace gp

@@ -56,7 +56,7 @@ TEST_CASE("app::profile_cache: `run` prices the H200 with the default constants 
   CHECK(dev->constants.compute.conv_16bit_efficiency > 0);
 }
 
-TEST_CASE("app::profile_cache: a derived GPU scales the H200-probed class rates by its own bandwidth and GEMM rate") {
+TEST_CASE("app::profile_cache: a derived GPU scales the H200-probed class rates by its own bandwidth, GEMM and CUDA-core rates") {
   gp::app::Diagnostics cat_diags;
   const gp::Catalog cat = gp::app::load_catalogs(std::string(GPUPLAN_SOURCE_DIR) + "/catalogs", {}, cat_diags);
   gp::app::ProfileCache cache(std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles", cat);
@@ -74,4 +74,8 @@ TEST_CASE("app::profile_cache: a derived GPU scales the H200-probed class rates 
   CHECK(ms_a100 == Approx(a100->device.copy_bw.value() / h200->device.copy_bw.value()));
   CHECK(ms_a100 < 0.5);
   CHECK(fs_a100 < 0.5);
+  // The classes bound by their kernels scale by the CUDA-core rate: the derived profile's large fp32 GEMM rate, the
+  // datasheet's 19.5 against 67 TFLOP/s (0.291) as refitted over the A100's 108 SMs (0.278).
+  CHECK(gp::cuda_core_scale(h200->device, h200->constants.compute) == Approx(1.0));
+  CHECK(gp::cuda_core_scale(a100->device, a100->constants.compute) == Approx(19.5 / 67.0).epsilon(0.05));
 }

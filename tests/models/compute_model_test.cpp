@@ -673,15 +673,15 @@ TEST_CASE("models::compute: a LayerNorm at its probed rate for its rows and widt
   CHECK(op_gpu_time(op, device(), c).ms() == Approx(0.012583 + 0.065536).epsilon(1e-4));
 }
 
-TEST_CASE("models::compute: probed absolute rates scale to another GPU by its copy bandwidth and GEMM rate",
+TEST_CASE("models::compute: probed rates scale to another GPU by its CUDA-core rate, never past its bandwidth",
           "[models]") {
-  // The classes were probed on a GPU with 8,000 GB/s and a large bf16 rate twice the test device's: on the test
-  // device (4,000 GB/s) a memory-bound class takes twice as long, a FLOP-bound one twice as long too.
+  // A class probed elsewhere: the broadcast path at 1,600 GB/s (160 MB: 0.1 ms at the probed rate; 0.04 ms at the
+  // test device's 4,000 GB/s copy bandwidth, memory efficiency 1) and a small batched matmul at 18 TFLOP/s.
   ComputeConstants c = bare_constants();
   c.elementwise_broadcast_bw = 1600e9;
   c.bmm_unaligned_rate = 18e12;
   Op bc = memory_op(160e6);
-  bc.broadcast_bytes = 160e6;  // 0.1 ms at 1,600 GB/s
+  bc.broadcast_bytes = 160e6;
   Op bmm = gemm_op({24576.0 * 49, 49, 32});
   bmm.small_bmm = true;  // 3.777 GFLOP / 18e12 = 0.2098 ms, slower than the surface
   const double bc_here = op_gpu_time(bc, device(), c).ms(), bmm_here = op_gpu_time(bmm, device(), c).ms();
@@ -690,12 +690,28 @@ TEST_CASE("models::compute: probed absolute rates scale to another GPU by its co
   const auto [ms1, fs1] = rate_scales(device(), c);
   CHECK(ms1 == 1.0);  // no reference GPU named: the rates as they are
   CHECK(fs1 == 1.0);
+  CHECK(cuda_core_scale(device(), c) == 1.0);
+  const double fp32_here = device().surface.fits.at(Dtype::fp32).rate.value();
+  // Probed on a GPU with twice the copy bandwidth but the same CUDA cores (an H200 against an H100): the class
+  // is bound by its kernels, not its bytes, and keeps its time, 0.1 ms.
   c.reference_copy_bw = 8000e9;
+  c.reference_fp32_rate = fp32_here;
+  CHECK(op_gpu_time(bc, device(), c).ms() == Approx(0.1));
+  // ... with twice the CUDA-core rate and bf16 GEMM rate: twice as long (0.2 ms; the matmul 0.4197 ms).
+  c.reference_fp32_rate = 2 * fp32_here;
   c.reference_bf16_rate = 2 * device().surface.fits.at(Dtype::bf16).rate.value();
-  CHECK(op_gpu_time(bc, device(), c).ms() == Approx(2 * bc_here));
+  CHECK(op_gpu_time(bc, device(), c).ms() == Approx(0.2));
   CHECK(op_gpu_time(bmm, device(), c).ms() == Approx(2 * bmm_here));
+  // ... with four times the CUDA-core rate (the datasheet fp32 ratio understates a GPU with fewer fp32 lanes per
+  // SM): the larger of the two ratios, the bandwidth's 0.5, gives 0.2 ms, not 0.4.
+  c.reference_fp32_rate = 4 * fp32_here;
+  CHECK(op_gpu_time(bc, device(), c).ms() == Approx(0.2));
+  // ... with a quarter of this device's CUDA-core rate: 0.025 ms by the kernels, but its 160 MB need 0.04 ms here.
+  c.reference_fp32_rate = fp32_here / 4;
+  CHECK(op_gpu_time(bc, device(), c).ms() == Approx(0.04));
   // The GPU they were probed on: unchanged.
   c.reference_copy_bw = device().copy_bw.value();
+  c.reference_fp32_rate = fp32_here;
   c.reference_bf16_rate = device().surface.fits.at(Dtype::bf16).rate.value();
   CHECK(op_gpu_time(bc, device(), c).ms() == Approx(bc_here));
   CHECK(op_gpu_time(bmm, device(), c).ms() == Approx(bmm_here));
