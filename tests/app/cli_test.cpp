@@ -367,7 +367,7 @@ TEST_CASE("app::cli: held-out set 18, measured on an H100, through the profile d
 TEST_CASE("app::cli: seven held-out set-8 steps re-measured on an H100, predicted before they ran", "[cli]") {
   // calibrate/probes/results/h100-holdout8-rerun-2026-12-06.jsonl: GPU-bound steps at ordinary batch sizes
   // (ConvNeXt-T, ViT-B/16, ResNet-50, EfficientNet-B3, MobileNetV2, GPT-124M, GPT-1.3B), their H100 predictions
-  // written into docs/calibration.md (commit after 81b1eb0) before the run. Measured 3.6% MAPE, largest 6.2%;
+  // written into docs/calibration.md (commit 4376015) before the run. Measured 3.6% MAPE, largest 6.2%;
   // with the classes scaled by HBM bandwidth instead it would be 13.4%, largest 21.4%.
   const auto r = gp::test::run_gpuplan(
       "calibrate check --profile calibrate/profiles/h200.json --gpu h100-sxm --tolerance 8 --format json "
