@@ -133,8 +133,8 @@ double& conv_efficiency_of(ComputeConstants& c, Dtype d) {
 }
 
 // A channels-last BatchNorm, max-pool forward or depthwise convolution over more than 2^31 - 1 elements, at its
-// wide-index rate (ComputeConstants::wide_*; scaled like the other probed classes by the copy bandwidth, as
-// these kernels are bound neither by tensor cores nor, at their rates, by bytes); zero for other ops.
+// wide-index rate (ComputeConstants::wide_*; `ms` is the other probed classes' factor on this GPU, op_gpu_time,
+// as these kernels are bound neither by tensor cores nor, at their rates, by bytes); zero for other ops.
 Seconds wide_index_time(const Op& op, const ComputeConstants& c, double ms) {
   if (op.index_elements <= kMaxIndex32 || op.nchw || op.pool_nchw) return {};
   const bool fwd = op.phase == Phase::forward;

@@ -224,8 +224,9 @@ double& conv_efficiency_of(ComputeConstants& c, Dtype d);
 // band's measured passes s (of at most 3: weight gradient first, then forward, then input gradient, the order
 // in which the profiles show cuDNN adding them): forward min(max(s - 1, 0), 1), backward min(s, 1) + max(s - 2, 0).
 double op_count(const Op& op, const ComputeConstants& c);
-// The factors the probed classes' absolute rates take on `dev`: (its copy bandwidth, its large bf16 GEMM rate),
-// each over the reference GPU's; 1 where the constants name no reference GPU.
+// Two datasheet ratios of `dev` to the GPU the classes were probed on: (its copy bandwidth, its large bf16 GEMM
+// rate); 1 where the constants name no reference GPU. FLOP-bound classes take the second; the others the larger
+// of the first and cuda_core_scale (op_gpu_time).
 std::pair<double, double> rate_scales(const DeviceModel& dev, const ComputeConstants& c);
 // The factor a probed class's kernels take on `dev` where their bytes do not bind: its large fp32 GEMM rate (SMs x
 // clock x CUDA-core lanes, as the datasheet's fp32 peak) over the reference GPU's; 1 where no reference is named.

@@ -234,9 +234,9 @@ def dwconv_rates(points):
 
 def large_tensor_rates(paths):
     """[(key, rate, stats name, stats)] over the limit: BatchNorm and max-pool in G elements/s pooled over their shapes (and for
-    comparison the pooled rate just under the limit), depthwise convolution by dwconv_rates. Backward rates come
-    from the records whose backward did not also accumulate into x.grad (`grad_accumulated: false`, the --sweep
-    run) where any exist."""
+    comparison the pooled rate just under the limit), depthwise convolution by dwconv_rates. For an operator
+    (bn, dwconv3x3, ...) with records whose backward did not also accumulate into x.grad (`grad_accumulated:
+    false`, the --sweep run), its backward rate comes from those alone."""
     recs = list(large_tensor_records(paths))
     clean = {r["op"].split("-")[0] for r in recs if r.get("grad_accumulated") is False}
     sums, dw = {}, {"fwd": [], "bwd": []}
