@@ -111,8 +111,10 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
   std::vector<std::string> sim_notes;
   const sim::SimConstants k = read_sim_constants(spath, sim_notes);
   if (!o.sim_constants.empty() && !report(sim_notes)) return kExitBadInput;
+  StepSpread spread = k.step_spread;  // a derived profile's GPU side adds its cross-GPU error, as in `run`
+  if (profile->derived) spread.gpu_log_sd = std::hypot(spread.gpu_log_sd, k.step_derived_gpu_log_sd);
   const auto rep = calibrate::run_check(runs, *profile, *constants, o.tolerance,
-                                        calibrate::loader_pipeline(*profile, k.cpu_all_core_slowdown));
+                                        calibrate::loader_pipeline(*profile, k.cpu_all_core_slowdown), spread);
   if (o.format == "json")
     std::cout << calibrate::render_json(rep).dump(2) << "\n";
   else

@@ -1,6 +1,7 @@
 #include "app/evaluate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <memory>
 
@@ -104,7 +105,21 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
   r.price_per_hour = cluster_price_per_hour(job);
   r.cost = r.price_per_hour * r.time_to_train.hours();
   r.cost_per_1k_steps = r.price_per_hour * (r.step_time.hours() * 1000.0);
-  sim::AdviceInputs ai{&job, &pred, &mem, &in, &st, &jt};
+  // The step's 80% range: the compute part of the simulated step scaled by the compute model's own quantiles over
+  // its point value (a derived profile's GPU side adds its measured cross-GPU error); the job's time moves by
+  // that much per step.
+  StepSpread spread = k.step_spread;
+  if (dev->profile.derived)
+    spread.gpu_log_sd = std::hypot(spread.gpu_log_sd, k.step_derived_gpu_log_sd);
+  auto at = [&](double q, Seconds& step, Seconds& ttt, Dollars& cost) {
+    const double f = pred.total.value() > 0 ? step_time_quantile(pred, spread, q) / pred.total : 1.0;
+    step = st.step_time + st.compute * (f - 1.0);
+    ttt = r.time_to_train + (step - st.step_time) * static_cast<double>(r.steps);
+    cost = r.price_per_hour * ttt.hours();
+  };
+  at(0.1, r.step_time_p10, r.time_to_train_p10, r.cost_p10);
+  at(0.9, r.step_time_p90, r.time_to_train_p90, r.cost_p90);
+  sim::AdviceInputs ai{&job, &pred, &mem, &in, &st, &jt, r.step_time_p10, r.step_time_p90};
   r.advice = sim::advise(ai);
   if (detail) {
     st.trace.clear();

@@ -119,7 +119,8 @@ std::string csv_escape(const std::string& s) {
 
 const std::vector<std::string> kFlatKeys = {
     "id", "gpus", "nodes", "instance", "gpu", "step_time_s", "throughput_samples_per_s", "time_to_train_h",
-    "cost_usd", "cost_per_1k_steps_usd", "gpu_busy_frac", "mfu", "memory_gib_per_gpu", "fits", "bottleneck"};
+    "cost_usd", "cost_per_1k_steps_usd", "gpu_busy_frac", "mfu", "memory_gib_per_gpu", "fits", "bottleneck",
+    "step_time_p10_s", "step_time_p90_s", "time_to_train_p10_h", "time_to_train_p90_h", "cost_p10_usd", "cost_p90_usd"};
 const std::vector<std::string> kBreakdownKeys = {"compute",    "dataloader_stall", "comm_exposed",
                                                  "checkpoint", "startup",          "failures"};
 
@@ -218,6 +219,13 @@ json config_json(const ConfigOutcome& c) {
   j["time_to_train_h"] = r.time_to_train.hours();
   j["cost_usd"] = r.cost.value();
   j["cost_per_1k_steps_usd"] = r.cost_per_1k_steps.value();
+  // The 80% range over hosts and the model's measured error (docs/output.md, "Ranges").
+  j["step_time_p10_s"] = r.step_time_p10.value();
+  j["step_time_p90_s"] = r.step_time_p90.value();
+  j["time_to_train_p10_h"] = r.time_to_train_p10.hours();
+  j["time_to_train_p90_h"] = r.time_to_train_p90.hours();
+  j["cost_p10_usd"] = r.cost_p10.value();
+  j["cost_p90_usd"] = r.cost_p90.value();
   j["price_per_hour_usd"] = r.price_per_hour.value();
   j["gpu_busy_frac"] = r.gpu_busy_frac;
   j["mfu"] = r.mfu;

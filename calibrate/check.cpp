@@ -56,10 +56,12 @@ double err_pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; 
 }  // namespace
 
 CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& profile, const FitConstants& constants,
-                      double tolerance_pct, const PipelinePredictor& pipeline) {
+                      double tolerance_pct, const PipelinePredictor& pipeline, const StepSpread& spread) {
   CheckReport rep;
   CheckSummary& s = rep.summary;
   s.tolerance_pct = tolerance_pct;
+  s.spread = spread;
+  const bool ranged = spread.cpu_log_sd > 0 || spread.gpu_log_sd > 0;
   const DeviceModel dev = make_device_model(profile);
   const PipelinePredictor loader = loader_pipeline(profile);  // sim engineer
   double sum = 0, mem_sum = 0;
@@ -72,6 +74,10 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
     // --- sim engineer: without an explicit predictor, CPU-pipeline records go through the loader simulation.
     rr.prediction = predict_train_record(rec, dev, profile, constants, pipeline ? pipeline : loader);
     // --- end sim engineer
+    if (ranged && rr.prediction.step_ms && rec.data == "synthetic-on-gpu") {
+      rr.prediction.step_ms_p10 = step_time_quantile(rr.prediction.step, spread, 0.1).ms();
+      rr.prediction.step_ms_p90 = step_time_quantile(rr.prediction.step, spread, 0.9).ms();
+    }
     const auto& p = rr.prediction;
     if (!rec.expressible) {
       ++s.not_expressible;
@@ -96,6 +102,11 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
           ++s.mape_gpu_records;
         }
         if (e <= 25.0) ++s.within_25;
+        if (p.step_ms_p10 && p.step_ms_p90) {
+          ++s.range_records;
+          const double m = *rec.measured.step_ms;
+          if (m >= *p.step_ms_p10 && m <= *p.step_ms_p90) ++s.range_within;
+        }
         if (e > s.max_abs_err_pct) {
           s.max_abs_err_pct = e;
           s.max_err_id = rec.id;
@@ -175,7 +186,11 @@ std::string render_table(const CheckReport& r) {
   o << "largest error: " << fmt("%.1f", s.max_abs_err_pct) << "% (" << s.max_err_id << "); within 25%: "
     << s.within_25 << " of " << s.mape_records << "\n"
     << "by predicted bottleneck: GPU " << fmt("%.2f", s.mape_gpu_pct) << "% over " << s.mape_gpu_records
-    << ", launch-bound (host CPU) " << fmt("%.2f", s.mape_launch_pct) << "% over " << s.mape_launch_records << "\n"
+    << ", launch-bound (host CPU) " << fmt("%.2f", s.mape_launch_pct) << "% over " << s.mape_launch_records << "\n";
+  if (s.range_records > 0)
+    o << "inside the predicted 80% range (host CPU log sd " << fmt("%.3f", s.spread.cpu_log_sd) << ", GPU "
+      << fmt("%.3f", s.spread.gpu_log_sd) << "): " << s.range_within << " of " << s.range_records << "\n";
+  o
     << "OOM agreement: " << s.oom_agree << "/" << s.oom_records << "; peak-memory mean abs error: "
     << fmt("%.1f", s.mem_mape_pct) << "% over " << s.mem_records << " records\n"
     << "train records: " << s.train_records << " (GPU-bound " << s.gpu_bound << "), predicted " << s.predicted
@@ -269,6 +284,10 @@ nlohmann::json render_json(const CheckReport& r) {
       j["gpu_busy_frac"] = p.gpu_busy_frac;
       j["bottleneck"] = p.bottleneck;
     }
+    if (p.step_ms_p10 && p.step_ms_p90) {
+      j["predicted_step_ms_p10"] = *p.step_ms_p10;
+      j["predicted_step_ms_p90"] = *p.step_ms_p90;
+    }
     recs.push_back(j);
   }
   const auto& s = r.summary;
@@ -291,6 +310,11 @@ nlohmann::json render_json(const CheckReport& r) {
                         {"predicted", s.predicted},
                         {"not_expressible", s.not_expressible},
                         {"needs_data_loader_simulation", s.needs_pipeline}};
+  if (s.range_records > 0)
+    sum["step_range_80"] = {{"records", s.range_records},
+                            {"within", s.range_within},
+                            {"host_cpu_log_sd", s.spread.cpu_log_sd},
+                            {"gpu_log_sd", s.spread.gpu_log_sd}};
   nlohmann::json out = {{"records", recs}, {"summary", sum}};
   const LoaderCheckSummary L = summarize_loader(r);
   if (!L.records.empty()) {

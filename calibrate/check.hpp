@@ -29,6 +29,9 @@ struct RecordPrediction {
   // share of the predicted step.
   std::string bottleneck;
   double gpu_busy_frac = 0;
+  // The 80% range of the step (10th and 90th percentiles under the check's StepSpread), for records whose step
+  // the compute model sets (synthetic-on-gpu); empty otherwise or without a spread.
+  std::optional<double> step_ms_p10, step_ms_p90;
 };
 
 // Extension point for records whose pace is set by the CPU data pipeline (data: cpu-jpeg-pipeline):
@@ -69,6 +72,9 @@ struct CheckSummary {
   // host's kernel issue does (launch-bound: its speed varies between hosts of the same kind, docs/calibration.md).
   double mape_gpu_pct = 0, mape_launch_pct = 0;
   int mape_gpu_records = 0, mape_launch_records = 0;
+  // Of the MAPE records with a predicted 80% range, those whose measured step lies inside it.
+  int range_records = 0, range_within = 0;
+  StepSpread spread;
 };
 
 struct CheckReport {
@@ -76,9 +82,10 @@ struct CheckReport {
   CheckSummary summary;
 };
 
-// Runs the check over `runs` (non-train records are skipped).
+// Runs the check over `runs` (non-train records are skipped). With a non-zero `spread`, each GPU-bound record also
+// gets its predicted 80% range, and the summary counts the measured steps inside it.
 CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& profile, const FitConstants& constants,
-                      double tolerance_pct, const PipelinePredictor& pipeline = {});
+                      double tolerance_pct, const PipelinePredictor& pipeline = {}, const StepSpread& spread = {});
 
 // Renderings: an aligned text table (<= 100 columns), the JSON document, an SVG scatter plot
 // (log-log predicted vs measured step time with y = x and a +-10% band).

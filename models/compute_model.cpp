@@ -1,8 +1,38 @@
 #include "models/compute_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gp {
+
+namespace {
+
+// P(x * F <= t) for F log-normal with log sd `sd` (a step at x when sd is 0; always true for x <= 0).
+double lognormal_cdf(double t, double x, double sd) {
+  if (x <= 0) return 1.0;
+  if (sd <= 0) return t >= x ? 1.0 : 0.0;
+  return 0.5 * std::erfc(-std::log(t / x) / (sd * std::sqrt(2.0)));
+}
+
+}  // namespace
+
+Seconds step_time_quantile(const StepPrediction& p, const StepSpread& spread, double q) {
+  const double cpu = p.cpu_issue.value(), gpu = p.gpu_busy.value();
+  const double hi0 = std::max(cpu, gpu);
+  if (!(hi0 > 0) || !(q > 0 && q < 1)) return Seconds(0);
+  const double sd_max = std::max(spread.cpu_log_sd, spread.gpu_log_sd);
+  if (sd_max <= 0) return Seconds(hi0);
+  // Bracket: every factor within 8 sds of 1 (Phi(8) = 1 - 6e-16), then 100 halvings of ln t.
+  double lo = std::log(hi0) - 8 * sd_max, hi = std::log(hi0) + 8 * sd_max;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = 0.5 * (lo + hi), t = std::exp(mid);
+    if (lognormal_cdf(t, cpu, spread.cpu_log_sd) * lognormal_cdf(t, gpu, spread.gpu_log_sd) < q)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return Seconds(std::exp(hi));
+}
 
 const char* to_string(Bottleneck b) {
   switch (b) {

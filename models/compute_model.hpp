@@ -197,6 +197,21 @@ StepPrediction predict_step(const StepConfig& step, const GpuProfile& profile, c
 StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step, const DeviceModel& dev,
                                      const ComputeConstants& c);
 
+// How far a measured step falls from the prediction, as two independent log-normal factors: H on the CPU's issue
+// time (the host: lent hosts of one kind issue the same step up to 2x apart, docs/calibration.md, "The floor that
+// host variation sets") and G on the GPU's busy time. Their log standard deviations are fitted over the measured
+// runs (tools/fit_step_spread.py, calibrate/profiles/sim-constants.json); 0 = that side is taken as exact.
+struct StepSpread {
+  double cpu_log_sd = 0;
+  double gpu_log_sd = 0;
+};
+
+// The q-quantile (0 < q < 1) of the step max(cpu_issue x H, gpu_busy x G), H and G as in StepSpread: with
+// P(step <= t) = Phi(ln(t / cpu) / sd_cpu) x Phi(ln(t / gpu) / sd_gpu), solved for t by bisection on ln t. With
+// both sds 0 it is max(cpu_issue, gpu_busy); a CUDA-graph step is timed from the same two parts. 0 for an
+// unpredicted step.
+Seconds step_time_quantile(const StepPrediction& p, const StepSpread& spread, double q);
+
 // The most elements PyTorch indexes with 32-bit arithmetic (at::cuda::detail::canUse32BitIndexMath: INT32_MAX).
 inline constexpr double kMaxIndex32 = 2147483647.0;
 

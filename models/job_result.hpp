@@ -47,6 +47,11 @@ struct JobResult {
   Dollars cost_per_1k_steps;           // steady-state cost of 1,000 steps
   Dollars price_per_hour;              // whole cluster
   std::vector<std::string> advice;     // concrete suggestions for this configuration
+  // The 80% range (10th to 90th percentile) of the step over hosts and the model's measured error (StepSpread), and
+  // the job's time and cost with every step at that percentile. Equal to the point figures without a spread.
+  Seconds step_time_p10, step_time_p90;
+  Seconds time_to_train_p10, time_to_train_p90;
+  Dollars cost_p10, cost_p90;
 };
 
 }  // namespace gp

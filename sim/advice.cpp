@@ -91,8 +91,14 @@ void compute_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   }
   if (p.bottleneck == Bottleneck::launch_bound) {
     if (!j.step.cuda_graphs) {
-      out.push_back(fmt("enable CUDA graphs: launch-bound (CPU issues kernels for %.1f ms, GPU busy %.1f ms per step)",
-                        p.cpu_issue.ms(), p.gpu_busy.ms()));
+      std::string s = fmt("enable CUDA graphs: launch-bound (CPU issues kernels for %.1f ms, GPU busy %.1f ms per step)",
+                          p.cpu_issue.ms(), p.gpu_busy.ms());
+      // Eager issue time follows the host's CPU: lent hosts of one kind ran the same step up to 2x apart.
+      if (a.step_p90.value() > a.step_p10.value())
+        s += fmt("; eager, the host's CPU sets the step: %.0f to %.0f ms (80%% range over the hosts measured), so "
+                 "time a few steps on yours",
+                 a.step_p10.ms(), a.step_p90.ms());
+      out.push_back(s);
     } else {
       out.push_back("launch-bound even with CUDA graphs: raise micro_batch");
     }

@@ -21,6 +21,8 @@ struct AdviceInputs {
   const StepSimInput* input = nullptr;
   const StepSimResult* step = nullptr;
   const JobTimes* times = nullptr;
+  // The step's 80% range over hosts and the model's measured error (JobResult); 0 = not known.
+  Seconds step_p10, step_p90;
 };
 
 // Suggestions, most important first. Preconditions: every pointer set.

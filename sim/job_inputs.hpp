@@ -25,6 +25,8 @@ struct SimConstants {
   ByteRate checkpoint_d2h_rate;     // torch.save's device-to-host copy (0: the profile's pinned rate)
   double checkpoint_write_efficiency = 0;  // achieved / raw storage write rate (0: 1)
   double cpu_all_core_slowdown = 0;  // extra CPU time per sample with every core busy (0.2 = 20% slower)
+  StepSpread step_spread;           // how far measured steps fall from the compute model's (the 80% range)
+  double step_derived_gpu_log_sd = 0;  // the extra GPU-side spread of a profile derived by datasheet ratios
   std::string source, as_of;
 };
 

@@ -773,3 +773,34 @@ TEST_CASE("models::compute: channels-last ops over 2^31 - 1 elements take their 
   dw.index_elements = 2.0e9;  // under the limit: by bytes, 5.5e9 / 4,000 GB/s = 1.375 ms
   CHECK(op_gpu_time(dw, device(), c).ms() == Approx(1.375).epsilon(1e-9));
 }
+
+TEST_CASE("models::compute: the step's quantiles under host and GPU spread (hand-computed)", "[models]") {
+  StepPrediction p;
+  p.cpu_issue = Seconds::ms(40);
+  p.gpu_busy = Seconds::ms(10);
+  p.total = Seconds::ms(40);
+  // No spread: the point prediction, max(CPU, GPU).
+  CHECK(step_time_quantile(p, {}, 0.1).ms() == Approx(40.0));
+  CHECK(step_time_quantile(p, {}, 0.9).ms() == Approx(40.0));
+  // The GPU far below and exact: the step is the CPU's, 40 ms x exp(+-1.28155 x 0.2) = 30.956 / 51.686 ms.
+  const StepSpread host{0.2, 0.0};
+  CHECK(step_time_quantile(p, host, 0.1).ms() == Approx(30.956).epsilon(1e-4));
+  CHECK(step_time_quantile(p, host, 0.9).ms() == Approx(51.686).epsilon(1e-4));
+  // ... and its median is the point prediction.
+  CHECK(step_time_quantile(p, host, 0.5).ms() == Approx(40.0).epsilon(1e-9));
+  // A GPU floor: with the CPU's 10th percentile (30.96 ms) below a 35 ms GPU the 10th percentile is the GPU's.
+  p.gpu_busy = Seconds::ms(35);
+  CHECK(step_time_quantile(p, host, 0.1).ms() == Approx(35.0).epsilon(1e-9));
+  // Balanced, equal spreads: P(step <= t) = Phi(z)^2, z = ln(t / 40 ms) / 0.1; the median has Phi(z) = sqrt(0.5),
+  // z = 0.544952, t = 40 x exp(0.0544952) = 42.2403 ms: longer than either part alone.
+  p.gpu_busy = Seconds::ms(40);
+  CHECK(step_time_quantile(p, {0.1, 0.1}, 0.5).ms() == Approx(42.2403).epsilon(1e-5));
+  // Quantiles rise with q; an unpredicted step has none.
+  double last = 0;
+  for (double q : {0.05, 0.1, 0.3, 0.5, 0.7, 0.9, 0.95}) {
+    const double t = step_time_quantile(p, {0.2, 0.03}, q).ms();
+    CHECK(t > last);
+    last = t;
+  }
+  CHECK(step_time_quantile(StepPrediction{}, host, 0.5).value() == 0.0);
+}
