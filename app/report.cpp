@@ -72,6 +72,20 @@ std::string wrap(const std::string& text, std::size_t width, std::size_t indent)
   return out + line + "\n";
 }
 
+// " (80% range 2.36-2.55 h, $119-$129)": the job with every step at its 10th and 90th percentile (docs/output.md,
+// "Ranges"); empty when the range is a point. A no-break space keeps the unit with its figure when wrapped.
+std::string range_text(const JobResult& r) {
+  if (!(r.time_to_train_p90.value() > r.time_to_train_p10.value())) return {};
+  return " (80% range " + sig3(r.time_to_train_p10.hours()) + "-" + sig3(r.time_to_train_p90.hours()) + "\u00a0h, " +
+         money(r.cost_p10.value()) + "-" + money(r.cost_p90.value()) + ")";
+}
+
+// A warning when the range's slow end misses the deadline that the point meets.
+std::string deadline_risk(const JobResult& r, std::optional<double> deadline) {
+  if (!deadline || r.time_to_train_p90.hours() <= *deadline) return {};
+  return " At the slow end of its range it takes " + sig3(r.time_to_train_p90.hours()) + " h, past the deadline.";
+}
+
 std::string render_table(const std::vector<ConfigOutcome>& all, const std::string& name,
                          std::optional<double> deadline, long long run_id) {
   std::ostringstream os;
@@ -101,8 +115,8 @@ std::string render_table(const std::vector<ConfigOutcome>& all, const std::strin
     std::ostringstream line;
     line << "Cheapest" << (deadline ? " within " + sig3(*deadline) + " h" : "") << ": " << b.job.id << " ("
          << b.job.cluster.total_gpus() << " x " << b.job.cluster.gpu.id << ", " << cluster_label(b.job) << "): "
-         << sig3(b.result.time_to_train.hours()) << " h, " << money(b.result.cost.value()) << ", bottleneck "
-         << b.result.bottleneck << ".";
+         << sig3(b.result.time_to_train.hours()) << " h, " << money(b.result.cost.value()) << range_text(b.result)
+         << ", bottleneck " << b.result.bottleneck << "." << deadline_risk(b.result, deadline);
     os << wrap(line.str(), 100, 2);
     for (const auto& a : b.result.advice) os << wrap("  - " + a, 100, 4);
   }
@@ -166,7 +180,8 @@ std::string render_md(const std::vector<ConfigOutcome>& all, const std::string& 
   if (best >= 0) {
     const auto& b = all[static_cast<std::size_t>(best)];
     os << "\n**Cheapest" << (deadline ? " within " + sig3(*deadline) + " h" : "") << ":** " << b.job.id << ", "
-       << money(b.result.cost.value()) << ", " << sig3(b.result.time_to_train.hours()) << " h.\n";
+       << money(b.result.cost.value()) << ", " << sig3(b.result.time_to_train.hours()) << " h" << range_text(b.result)
+       << "." << deadline_risk(b.result, deadline) << "\n";
     for (const auto& a : b.result.advice) os << "- " << a << "\n";
   }
   return os.str();

@@ -27,3 +27,27 @@ TEST_CASE("app::report: sig3 keeps three significant digits, rounding before it 
   CHECK(sig3(0.009996) == "0.0100");
   CHECK(sig3(0.0999996) == "0.100");
 }
+
+TEST_CASE("app::report: the recommendation gives its 80% range and warns when the slow end misses the deadline") {
+  gp::app::ConfigOutcome c;
+  c.job.id = "c0000";
+  c.job.cluster.gpu.id = "h200-sxm";
+  c.result.fits = true;
+  c.result.bottleneck = "launch-overhead";
+  c.result.time_to_train = gp::Seconds(10 * 3600.0);
+  c.result.time_to_train_p10 = gp::Seconds(8 * 3600.0);
+  c.result.time_to_train_p90 = gp::Seconds(13 * 3600.0);
+  c.result.cost = gp::Dollars(100);
+  c.result.cost_p10 = gp::Dollars(80);
+  c.result.cost_p90 = gp::Dollars(130);
+  const std::string nbsp = "\u00a0";
+  // Deadline 12 h: the point (10 h) meets it, the 90th percentile (13 h) does not.
+  const std::string md = gp::app::render({c}, gp::app::Format::md, "s", 12.0, 0);
+  CHECK(md.find("$100, 10.0 h (80% range 8.00-13.0" + nbsp + "h, $80.00-$130).") != std::string::npos);
+  CHECK(md.find("At the slow end of its range it takes 13.0 h, past the deadline.") != std::string::npos);
+  // Deadline 14 h: met at both ends, no warning.
+  CHECK(gp::app::render({c}, gp::app::Format::md, "s", 14.0, 0).find("past the deadline") == std::string::npos);
+  // No range (a point): nothing added.
+  c.result.time_to_train_p10 = c.result.time_to_train_p90 = c.result.time_to_train;
+  CHECK(gp::app::render({c}, gp::app::Format::md, "s", 14.0, 0).find("80% range") == std::string::npos);
+}
