@@ -68,7 +68,7 @@ def interdecile_sd(v):
 
 def fit(recs):
     host = [math.log(r["ratio"]) for r in recs if r["cpu"] >= 1.5 * r["gpu"]]
-    gpu = [math.log(r["ratio"]) for r in recs if r["cpu"] <= 0.5 * r["gpu"]]
+    gpu = [math.log(r["ratio"]) for r in recs if r["cpu"] <= 0.5 * r["gpu"] and not r.get("host_only")]
     return interdecile_sd(host), interdecile_sd(gpu), len(host), len(gpu)
 
 
@@ -92,12 +92,13 @@ def step_quantile(cpu, gpu, sh, sg, q):
     return math.exp(hi)
 
 
-def coverage(recs, sh, sg):
+def coverage(recs, sh, sg, sd_derived):
     within = {"launch-bound": [0, 0], "gpu-bound": [0, 0]}
     for r in recs:
         k = "launch-bound" if r["cpu"] > r["gpu"] else "gpu-bound"
-        lo = step_quantile(r["cpu"], r["gpu"], sh, sg, 0.1)
-        hi = step_quantile(r["cpu"], r["gpu"], sh, sg, 0.9)
+        g = math.hypot(sg, sd_derived) if r.get("host_only") else sg  # a derived profile adds its own
+        lo = step_quantile(r["cpu"], r["gpu"], sh, g, 0.1)
+        hi = step_quantile(r["cpu"], r["gpu"], sh, g, 0.9)
         within[k][1] += 1
         within[k][0] += lo <= r["measured"] <= hi
     return within
@@ -125,37 +126,42 @@ def main():
     if a.derived and not a.gpu:
         raise SystemExit("--derived needs --gpu")
     fit_recs = {f: records(a, f) for f in a.fit}
+    # Runs on another GPU sit on other hosts too: their host-bound records join the host's spread (their GPU-bound
+    # ones set the derived profile's own, below).
+    derived_recs = {f: records(a, f, a.gpu) for f in a.derived}
+    for f, recs in derived_recs.items():
+        fit_recs[f] = [dict(r, host_only=True) for r in recs]
     test_recs = [r for f in a.test for r in records(a, f)]
     allfit = [r for v in fit_recs.values() for r in v]
     sh, sg, nh, ng = fit(allfit)
-    print(f"fit over {len(allfit)} records of {len(a.fit)} files: host CPU log sd {sh:.4f} ({nh} records), "
+    sd_derived = 0.0
+    if a.derived:
+        dg = [math.log(r["ratio"]) for v in derived_recs.values() for r in v if r["cpu"] <= 0.5 * r["gpu"]]
+        total_sd = interdecile_sd(dg)
+        sd_derived = math.sqrt(max(0.0, total_sd ** 2 - sg ** 2))
+    print(f"fit over {len(allfit)} records of {len(fit_recs)} files: host CPU log sd {sh:.4f} ({nh} records), "
           f"GPU log sd {sg:.4f} ({ng} records)")
-    show("in-sample", coverage(allfit, sh, sg))
+    if a.derived:
+        print(f"derived {a.gpu}: GPU log sd {total_sd:.4f} over {len(dg)} records, so {sd_derived:.4f} beyond the "
+              f"reference GPU's {sg:.4f}")
+    show("in-sample", coverage(allfit, sh, sg, sd_derived))
     if test_recs:
-        show(f"test ({len(a.test)} files)", coverage(test_recs, sh, sg))
+        show(f"test ({len(a.test)} files)", coverage(test_recs, sh, sg, sd_derived))
     inside = total = 0
     for f, recs in fit_recs.items():
         others = [r for g, v in fit_recs.items() if g != f for r in v]
         s1, s2, _, _ = fit(others)
-        w = coverage(recs, s1, s2)
+        w = coverage(recs, s1, s2, sd_derived)
         inside += sum(v[0] for v in w.values())
         total += sum(v[1] for v in w.values())
     print(f"leave one fit file out: {inside} of {total} inside ({100 * inside / max(total, 1):.1f}%)")
-    sd_derived = None
-    if a.derived:
-        drecs = [r for f in a.derived for r in records(a, f, a.gpu)]
-        dg = [math.log(r["ratio"]) for r in drecs if r["cpu"] <= 0.5 * r["gpu"]]
-        total_sd = interdecile_sd(dg)
-        sd_derived = math.sqrt(max(0.0, total_sd ** 2 - sg ** 2))
-        print(f"derived {a.gpu}: GPU log sd {total_sd:.4f} over {len(dg)} records, so {sd_derived:.4f} beyond the "
-              f"reference GPU's {sg:.4f}")
-        show(f"derived {a.gpu}, reference spread only", coverage(drecs, sh, sg))
-        show(f"derived {a.gpu}, with its own", coverage(drecs, sh, math.hypot(sg, sd_derived)))
+    for f, recs in derived_recs.items():
+        show(f"{f} ({a.gpu}), reference GPU spread only", coverage(recs, sh, sg, 0.0))
     if a.write:
         with open(a.write) as fh:
             doc = json.load(fh)
         today = datetime.date.today().isoformat()
-        files = ", ".join(a.fit)
+        files = ", ".join(a.fit + [f"{f} (through the {a.gpu} profile)" for f in a.derived])
         common = ("interdecile range of ln(measured / predicted) step time over 2 x 1.2816 (the normal's 10th to 90th "
                   "percentile), tools/fit_step_spread.py")
         doc["step_host_cpu_log_sd"] = {
@@ -169,8 +175,8 @@ def main():
             "value": round(sg, 4),
             "method": f"{common}, over the {ng} GPU-bound train records whose predicted CPU issue time is at most "
                       "half their GPU busy time (their step is the GPU's): the GPU-side model's error",
-            "source": files, "as_of": today}
-        if sd_derived is not None:
+            "source": ", ".join(a.fit), "as_of": today}
+        if a.derived:
             doc["step_derived_gpu_log_sd"] = {
                 "value": round(sd_derived, 4),
                 "method": f"sqrt(s^2 - step_gpu_log_sd^2), s the interdecile log sd (as above) of the {len(dg)} "
