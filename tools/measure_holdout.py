@@ -938,8 +938,14 @@ def common_fields():
             ram = round(int(f.readline().split()[1]) / 1024 ** 2)
     except Exception:
         pass
+    cpu = None  # which host: lent hosts of one kind issue eager steps up to 2x apart (docs/calibration.md)
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), None)
+    except Exception:
+        pass
     return {"device": torch.cuda.get_device_name(),
-            "host": {"cpu_cores": os.cpu_count(), "ram_gib": ram},
+            "host": {"cpu_cores": os.cpu_count(), "ram_gib": ram, "cpu_model": cpu},
             "software": {"torch": torch.__version__, "cuda": torch.version.cuda,
                          "cudnn": torch.backends.cudnn.version(), "driver": drv},
             "measured_on": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")}
