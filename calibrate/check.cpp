@@ -336,7 +336,7 @@ std::string render_svg(const CheckReport& r) {
   // Three kinds of point: GPU-bound records the model times by the GPU, those it finds launch-bound (the host's
   // CPU sets their pace, so they follow the host), and CPU data-pipeline records (not in the MAPE).
   enum Kind { gpu, launch, pipeline };
-  struct Pt { double m, p; Kind kind; std::string id; };
+  struct Pt { double m, p; Kind kind; std::string id; double p10 = 0, p90 = 0; };  // p10 = p90 = 0: no range
   std::vector<Pt> pts;
   for (const auto& rr : r.records)
     if (rr.prediction.step_ms && rr.record->measured.step_ms)
@@ -344,7 +344,7 @@ std::string render_svg(const CheckReport& r) {
                      !rr.in_mape                                                  ? pipeline
                      : rr.prediction.step.bottleneck == Bottleneck::launch_bound ? launch
                                                                                  : gpu,
-                     rr.record->id});
+                     rr.record->id, rr.prediction.step_ms_p10.value_or(0), rr.prediction.step_ms_p90.value_or(0)});
   const char* colour[] = {"#1f77b4", "#d62728", "#ff7f0e"};
   const char* label[] = {"GPU-bound, the GPU sets the pace", "GPU-bound, launch-bound in the model (host CPU)",
                          "CPU data pipeline (not in the MAPE)"};
@@ -352,6 +352,10 @@ std::string render_svg(const CheckReport& r) {
   for (const auto& p : pts) {
     lo = std::min({lo, p.m, p.p});
     hi = std::max({hi, p.m, p.p});
+    if (p.p90 > 0) {
+      lo = std::min(lo, p.p10);
+      hi = std::max(hi, p.p90);
+    }
   }
   lo = std::pow(10, std::floor(std::log10(lo)));
   hi = std::pow(10, std::ceil(std::log10(hi)));
@@ -377,6 +381,11 @@ std::string render_svg(const CheckReport& r) {
   }
   o << "<rect x=\"" << X(lo) << "\" y=\"" << Y(hi) << "\" width=\"" << span << "\" height=\"" << span
     << "\" fill=\"none\" stroke=\"black\"/>\n";
+  // The predicted 80% range as a bar at the measured time: a bar crossing y = x holds its measurement.
+  for (const auto& p : pts)
+    if (p.p90 > 0)
+      o << "<line x1=\"" << X(p.m) << "\" y1=\"" << Y(p.p10) << "\" x2=\"" << X(p.m) << "\" y2=\"" << Y(p.p90)
+        << "\" stroke=\"" << colour[p.kind] << "\" stroke-opacity=\"0.45\" stroke-width=\"2\"/>\n";
   for (const auto& p : pts)
     o << "<circle cx=\"" << X(p.m) << "\" cy=\"" << Y(p.p) << "\" r=\"4\" fill=\"" << colour[p.kind]
       << "\" fill-opacity=\"0.8\"><title>" << xml_escape(p.id) << ": measured " << p.m << " ms, predicted " << p.p
@@ -391,12 +400,18 @@ std::string render_svg(const CheckReport& r) {
       << "\"/><text x=\"" << X(lo) + 24 << "\" y=\"" << ly << "\">" << label[k] << " (" << n << ")</text>\n";
     ly += 18;
   }
+  if (r.summary.range_records > 0)
+    o << "<line x1=\"" << X(lo) + 14 << "\" y1=\"" << ly - 10 << "\" x2=\"" << X(lo) + 14 << "\" y2=\"" << ly + 2
+      << "\" stroke=\"#555\" stroke-width=\"2\"/><text x=\"" << X(lo) + 24 << "\" y=\"" << ly
+      << "\">bar: predicted 80% range (" << r.summary.range_within << " of " << r.summary.range_records
+      << " measured steps inside)</text>\n";
   o << "<text x=\"" << W / 2 << "\" y=\"" << H - 25 << "\" text-anchor=\"middle\">measured step time (ms)</text>\n"
     << "<text x=\"18\" y=\"" << H / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 18 " << H / 2
     << ")\">predicted step time (ms)</text>\n"
     << "<text x=\"" << W / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">gpuplan calibrate check: MAPE "
     << fmt("%.1f", r.summary.mape_pct) << "% over " << r.summary.mape_records
-    << " GPU-bound records (band: +-10%)</text>\n</svg>\n";
+    << " GPU-bound records (band: +-10%)</text>\n";
+  o << "</svg>\n";
   return o.str();
 }
 

@@ -311,6 +311,38 @@ TEST_CASE("calibrate::check: JSON and SVG renderings", "[calibrate]") {
   CHECK(odd_svg.find("a<b>") == std::string::npos);
 }
 
+TEST_CASE("calibrate::check: with a step spread, each GPU-bound record gets its range, drawn as a bar", "[calibrate]") {
+  const Inputs in = load_inputs();
+  const auto rep = run_check(in.runs, in.profile, in.constants, 10.0, {}, StepSpread{0.28, 0.031});
+  int ranged = 0, inside = 0;
+  for (const auto& rr : rep.records) {
+    const auto& p = rr.prediction;
+    if (!p.step_ms_p10) continue;
+    INFO(rr.record->id);
+    REQUIRE(p.step_ms_p90);
+    CHECK(*p.step_ms_p10 < *p.step_ms);   // the point lies inside its own range
+    CHECK(*p.step_ms < *p.step_ms_p90);
+    CHECK(rr.in_mape);                    // GPU-bound records only (no CPU data-pipeline record)
+    ++ranged;
+    const double m = *rr.record->measured.step_ms;
+    inside += m >= *p.step_ms_p10 && m <= *p.step_ms_p90 ? 1 : 0;
+  }
+  CHECK(ranged == rep.summary.mape_records);
+  CHECK(rep.summary.range_records == ranged);
+  CHECK(rep.summary.range_within == inside);
+  const std::string svg = render_svg(rep);
+  int bars = 0;
+  for (std::size_t at = svg.find("stroke-opacity"); at != std::string::npos; at = svg.find("stroke-opacity", at + 1))
+    ++bars;
+  CHECK(bars == ranged);
+  CHECK(svg.find("bar: predicted 80% range (" + std::to_string(inside) + " of " + std::to_string(ranged)) !=
+        std::string::npos);
+  // Without a spread: no ranges, no bars.
+  const auto bare = run_check(in.runs, in.profile, in.constants, 10.0);
+  CHECK(bare.summary.range_records == 0);
+  CHECK(render_svg(bare).find("stroke-opacity") == std::string::npos);
+}
+
 TEST_CASE("calibrate::reference_runs: bad lines name file, line and JSON path", "[calibrate]") {
   std::vector<std::string> errors;
   const auto r = parse_runs({R"({"id":"a","kind":"train","data":"synthetic-on-gpu","model":"gpt","batch":-4})",
