@@ -165,14 +165,21 @@ std::string pad(std::string s, std::size_t w, bool right = false) {
 std::string render_table(const CheckReport& r) {
   std::ostringstream o;
   o << pad("record", 38) << pad("meas ms", 9, true) << pad("pred ms", 9, true) << pad("err%", 7, true)
-    << pad("meas GiB", 9, true) << pad("pred GiB", 9, true) << pad("err%", 7, true) << "  OOM m/p\n";
+    << pad("meas GiB", 9, true) << pad("pred GiB", 9, true) << pad("err%", 7, true) << pad("80%", 5, true)
+    << "  OOM m/p\n";
   for (const auto& rr : r.records) {
     const auto& rec = *rr.record;
     const auto& p = rr.prediction;
     o << pad(rec.id, 38) << pad(opt_fmt("%.1f", rec.measured.step_ms), 9, true)
       << pad(opt_fmt("%.1f", p.step_ms), 9, true) << pad(opt_fmt("%+.1f", rr.step_err_pct), 7, true)
       << pad(opt_fmt("%.2f", rec.measured.peak_mem_gib), 9, true) << pad(opt_fmt("%.2f", p.peak_mem_gib), 9, true)
-      << pad(opt_fmt("%+.1f", rr.mem_err_pct), 7, true) << "  " << (rec.measured.oom ? "y" : "n") << "/"
+      << pad(opt_fmt("%+.1f", rr.mem_err_pct), 7, true)
+      // Whether the measured step lies inside the predicted 80% range ("-": no range, or no measured step).
+      << pad(!p.step_ms_p10 || !rec.measured.step_ms ? "-"
+             : *rec.measured.step_ms >= *p.step_ms_p10 && *rec.measured.step_ms <= *p.step_ms_p90 ? "in"
+                                                                                                 : "out",
+             5, true)
+      << "  " << (rec.measured.oom ? "y" : "n") << "/"
       << (p.oom ? "y" : "n") << (rr.oom_agrees ? "" : " !") << "\n";
     if (!p.step_ms && !p.reason.empty() && !p.oom) o << "    not predicted: " << p.reason << "\n";
   }
