@@ -67,8 +67,9 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
   const DeviceBundle* dev = cache.get(job.cluster.gpu, err);
   if (!dev) return not_predicted(job, err);
   notes.insert(notes.end(), dev->notes.begin(), dev->notes.end());
-  const StepPrediction pred = predict_step(job.step, dev->device, dev->constants.compute);
+  StepPrediction pred = predict_step(job.step, dev->device, dev->constants.compute);
   if (!pred.not_expressible.empty()) return not_predicted(job, pred.not_expressible);
+  if (job.cluster.host_cpu_scale > 0) apply_host_cpu_scale(pred, job.cluster.host_cpu_scale);
   const MemoryPrediction mem = predict_memory(job.step, job.parallel, dev->profile, dev->constants.memory);
 
   const sim::SimConstants& k = cache.sim_constants();
@@ -109,6 +110,8 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
   // its point value (a derived profile's GPU side adds its measured cross-GPU error); the job's time moves by
   // that much per step.
   StepSpread spread = k.step_spread;
+  // A host factor measured on the planned host leaves the spread of steps within one host.
+  if (job.cluster.host_cpu_scale > 0) spread.cpu_log_sd = k.step_known_host_cpu_log_sd;
   if (dev->profile.derived)
     spread.gpu_log_sd = std::hypot(spread.gpu_log_sd, k.step_derived_gpu_log_sd);
   auto at = [&](double q, Seconds& step, Seconds& ttt, Dollars& cost) {

@@ -7,6 +7,17 @@ namespace gp {
 
 namespace {
 
+// The step is the slower of the CPU's issue and the GPU's work (a pipeline: the CPU runs ahead while the GPU
+// works), and what sets it names the bottleneck.
+void set_pace(StepPrediction& p) {
+  p.total = std::max(p.cpu_issue, p.gpu_busy);
+  p.gpu_busy_frac = p.total.value() > 0 ? p.gpu_busy / p.total : 0.0;
+  if (p.cpu_issue > p.gpu_busy)
+    p.bottleneck = Bottleneck::launch_bound;
+  else
+    p.bottleneck = p.gpu_compute * 2.0 >= p.gpu_busy ? Bottleneck::gpu_compute : Bottleneck::gpu_memory;
+}
+
 // P(x * F <= t) for F log-normal with log sd `sd` (a step at x when sd is 0; always true for x <= 0).
 double lognormal_cdf(double t, double x, double sd) {
   if (x <= 0) return 1.0;
@@ -368,13 +379,14 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
                                        dev.launch_eager * accum_kernels +
                                        c.cpu_per_conv_eager * conv_calls_n +
                                        c.cpu_per_op_eager * calls + p.cpu_recompute + c.cpu_per_step_eager;
-  p.total = std::max(p.cpu_issue, p.gpu_busy);
-  p.gpu_busy_frac = p.total.value() > 0 ? p.gpu_busy / p.total : 0.0;
-  if (p.cpu_issue > p.gpu_busy)
-    p.bottleneck = Bottleneck::launch_bound;
-  else
-    p.bottleneck = compute * 2.0 >= p.gpu_busy ? Bottleneck::gpu_compute : Bottleneck::gpu_memory;
+  set_pace(p);
   return p;
+}
+
+void apply_host_cpu_scale(StepPrediction& p, double scale) {
+  p.cpu_issue = p.cpu_issue * scale;
+  p.cpu_recompute = p.cpu_recompute * scale;
+  set_pace(p);
 }
 
 StepPrediction predict_step(const StepConfig& step, const DeviceModel& dev, const ComputeConstants& c) {

@@ -212,6 +212,11 @@ struct StepSpread {
 // unpredicted step.
 Seconds step_time_quantile(const StepPrediction& p, const StepSpread& spread, double q);
 
+// The step on a host whose CPU issues kernels `scale` times as long as the constants say (a factor measured on
+// that host, ClusterConfig::host_cpu_scale): the CPU's times scale, and the total, busy share and bottleneck follow.
+// Precondition: scale > 0.
+void apply_host_cpu_scale(StepPrediction& p, double scale);
+
 // The most elements PyTorch indexes with 32-bit arithmetic (at::cuda::detail::canUse32BitIndexMath: INT32_MAX).
 inline constexpr double kMaxIndex32 = 2147483647.0;
 

@@ -46,6 +46,9 @@ struct ClusterConfig {
   ByteRate node_network_bw;               // node's total NIC line rate
   double oversubscription = 1.0;          // fabric over-subscription (1 = non-blocking)
   int gpus_per_pcie_switch = 2;           // GPUs sharing one host PCIe switch
+  // Measured on the host to plan for: its eager steps' time over gpuplan's (the median over a few launch-bound
+  // steps); 0 = not measured. Scales the CPU's issue time; docs/scenario.md.
+  double host_cpu_scale = 0;
   StorageSpec storage;                    // dataset and checkpoint storage
   [[nodiscard]] int total_gpus() const { return gpus_per_node * nodes; }
 };

@@ -95,9 +95,13 @@ void compute_advice(const AdviceInputs& a, std::vector<std::string>& out) {
                           p.cpu_issue.ms(), p.gpu_busy.ms());
       // Eager issue time follows the host's CPU: lent hosts of one kind ran the same step up to 2x apart.
       if (a.step_p90.value() > a.step_p10.value())
-        s += fmt("; eager, the host's CPU sets the step: %.0f to %.0f ms (80%% range over the hosts measured), so "
-                 "time a few steps on yours",
-                 a.step_p10.ms(), a.step_p90.ms());
+        s += j.cluster.host_cpu_scale > 0
+                 ? fmt("; eager, the host's CPU sets the step: %.0f to %.0f ms (80%% range on your host, CPU factor "
+                       "%.2f as measured)",
+                       a.step_p10.ms(), a.step_p90.ms(), j.cluster.host_cpu_scale)
+                 : fmt("; eager, the host's CPU sets the step: %.0f to %.0f ms (80%% range over the hosts measured), "
+                       "so time a few steps on yours and set cluster.host_cpu_scale",
+                       a.step_p10.ms(), a.step_p90.ms());
       out.push_back(s);
     } else {
       out.push_back("launch-bound even with CUDA graphs: raise micro_batch");

@@ -27,6 +27,7 @@ struct SimConstants {
   double cpu_all_core_slowdown = 0;  // extra CPU time per sample with every core busy (0.2 = 20% slower)
   StepSpread step_spread;           // how far measured steps fall from the compute model's (the 80% range)
   double step_derived_gpu_log_sd = 0;  // the extra GPU-side spread of a profile derived by datasheet ratios
+  double step_known_host_cpu_log_sd = 0;  // the host's spread once its CPU factor is measured (within one host)
   std::string source, as_of;
 };
 

@@ -22,8 +22,13 @@ With --derived (runs measured on another GPU, predicted through the profile `--g
 of those runs less the reference GPU's (in quadrature) gives step_derived_gpu_log_sd: the error that deriving a
 profile by datasheet ratios adds.
 
+step_known_host_cpu_log_sd is the spread left once a host's factor is measured (cluster.host_cpu_scale): per file
+(one host) with at least 4 host-bound records, each record's log ratio less the median of the file's others,
+pooled over every file given (--fit, --test, --derived and --known-host-also, the last predicted through --gpu),
+checked by leaving each host out.
+
 Usage: python3 tools/fit_step_spread.py --fit F1.jsonl [F2 ...] --test T1.jsonl [T2 ...]
-       [--derived D1.jsonl ... --gpu h100-sxm]
+       [--derived D1.jsonl ... --gpu h100-sxm] [--known-host-also H1.jsonl ...]
        [--gpuplan build/gpuplan] [--profile calibrate/profiles/h200.json] [--write calibrate/profiles/sim-constants.json]
 With --write the two values (and the method, the files and the date) go into that sim-constants file.
 """
@@ -70,6 +75,24 @@ def fit(recs):
     host = [math.log(r["ratio"]) for r in recs if r["cpu"] >= 1.5 * r["gpu"]]
     gpu = [math.log(r["ratio"]) for r in recs if r["cpu"] <= 0.5 * r["gpu"] and not r.get("host_only")]
     return interdecile_sd(host), interdecile_sd(gpu), len(host), len(gpu)
+
+
+def known_host(files_recs):
+    """The host's spread once its factor is measured: per file (one host) with at least 4 host-bound records, each
+    record's ln(measured / predicted) less the median of the file's others (the factor a user measures from a few
+    steps on the host), pooled. Returns (residuals, errors of the point with / without that factor)."""
+    res, with_f, without = [], [], []
+    for recs in files_recs:
+        v = [math.log(r["ratio"]) for r in recs if r["cpu"] >= 1.5 * r["gpu"]]
+        if len(v) < 4:
+            continue
+        for i, x in enumerate(v):
+            others = sorted(v[:i] + v[i + 1:])
+            m = others[len(others) // 2] if len(others) % 2 else 0.5 * (others[len(others) // 2 - 1] + others[len(others) // 2])
+            res.append(x - m)
+            with_f.append(abs(math.exp(m - x) - 1))
+            without.append(abs(math.exp(-x) - 1))
+    return res, with_f, without
 
 
 def step_quantile(cpu, gpu, sh, sg, q):
@@ -121,6 +144,8 @@ def main():
     ap.add_argument("--derived", nargs="*", default=[],
                     help="runs measured on another GPU, predicted through the profile derived for --gpu")
     ap.add_argument("--gpu", help="the catalog GPU of the --derived runs")
+    ap.add_argument("--known-host-also", nargs="*", default=[],
+                    help="runs on further --gpu hosts that set only the known-host spread")
     ap.add_argument("--write")
     a = ap.parse_args()
     if a.derived and not a.gpu:
@@ -157,6 +182,32 @@ def main():
     print(f"leave one fit file out: {inside} of {total} inside ({100 * inside / max(total, 1):.1f}%)")
     for f, recs in derived_recs.items():
         show(f"{f} ({a.gpu}), reference GPU spread only", coverage(recs, sh, sg, 0.0))
+    # The known-host spread: first fitted on the fit files and tested on the others, then pooled over every host
+    # given (each file one host), checked by leaving each file out.
+    res, wf, wo = known_host(fit_recs.values())
+    sk_fit = interdecile_sd(res)
+    also = [records(a, f, a.gpu) for f in a.known_host_also]
+    tres, twf, two = known_host([records(a, f) for f in a.test] + also)
+    print(f"known host, fit files: within-host log sd {sk_fit:.4f} over {len(res)} host-bound records; point error "
+          f"with the factor from the same host's other steps {100 * sum(wf) / max(len(wf), 1):.1f}% (without "
+          f"{100 * sum(wo) / max(len(wo), 1):.1f}%)")
+    if tres:
+        inside = sum(1 for x in tres if abs(x) <= Z90 * sk_fit)
+        print(f"known host, test and --known-host-also files: {inside} of {len(tres)} inside that 80% range; point "
+              f"error {100 * sum(twf) / len(twf):.1f}% (without the factor {100 * sum(two) / len(two):.1f}%)")
+    hosts = list(fit_recs.values()) + [records(a, f) for f in a.test] + also
+    res_all, wf_all, wo_all = known_host(hosts)
+    sk = interdecile_sd(res_all)
+    inside = total = 0
+    for i, h in enumerate(hosts):
+        r_i, _, _ = known_host([h])
+        if r_i:
+            s_o = interdecile_sd(known_host(hosts[:i] + hosts[i + 1:])[0])
+            inside += sum(1 for x in r_i if abs(x) <= Z90 * s_o)
+            total += len(r_i)
+    print(f"known host, every host pooled: log sd {sk:.4f} over {len(res_all)} records; leaving each host out "
+          f"{inside} of {total} inside; point error {100 * sum(wf_all) / len(wf_all):.1f}% (without "
+          f"{100 * sum(wo_all) / len(wo_all):.1f}%)")
     if a.write:
         with open(a.write) as fh:
             doc = json.load(fh)
@@ -176,6 +227,12 @@ def main():
             "method": f"{common}, over the {ng} GPU-bound train records whose predicted CPU issue time is at most "
                       "half their GPU busy time (their step is the GPU's): the GPU-side model's error",
             "source": ", ".join(a.fit), "as_of": today}
+        doc["step_known_host_cpu_log_sd"] = {
+            "value": round(sk, 4),
+            "method": f"{common}, of the {len(res_all)} host-bound records (as step_host_cpu_log_sd's) of every "
+                      "file with at least 4 (one file, one host), each less the median of its file's others: the "
+                      "spread left once the host's CPU factor is measured on a few steps (cluster.host_cpu_scale)",
+            "source": ", ".join(a.fit + a.test + a.derived + a.known_host_also), "as_of": today}
         if a.derived:
             doc["step_derived_gpu_log_sd"] = {
                 "value": round(sd_derived, 4),

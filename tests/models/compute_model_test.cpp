@@ -804,3 +804,24 @@ TEST_CASE("models::compute: the step's quantiles under host and GPU spread (hand
   }
   CHECK(step_time_quantile(StepPrediction{}, host, 0.5).value() == 0.0);
 }
+
+TEST_CASE("models::compute: a measured host CPU factor scales the issue time and moves the bottleneck (hand-computed)",
+          "[models]") {
+  StepPrediction p;
+  p.cpu_issue = Seconds::ms(40);
+  p.gpu_busy = Seconds::ms(10);
+  p.gpu_compute = Seconds::ms(8);
+  p.total = Seconds::ms(40);
+  p.bottleneck = Bottleneck::launch_bound;
+  StepPrediction half = p;
+  apply_host_cpu_scale(half, 0.5);  // 20 ms of issue against 10 ms of GPU work: still the CPU's step
+  CHECK(half.cpu_issue.ms() == Approx(20));
+  CHECK(half.total.ms() == Approx(20));
+  CHECK(half.gpu_busy_frac == Approx(0.5));
+  CHECK(half.bottleneck == Bottleneck::launch_bound);
+  StepPrediction fast = p;
+  apply_host_cpu_scale(fast, 0.2);  // 8 ms of issue: the GPU's 10 ms set the step, 8 of them FLOP-bound
+  CHECK(fast.total.ms() == Approx(10));
+  CHECK(fast.gpu_busy_frac == Approx(1.0));
+  CHECK(fast.bottleneck == Bottleneck::gpu_compute);
+}
