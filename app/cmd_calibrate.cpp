@@ -31,6 +31,7 @@ struct CalibrateOptions {
   std::string ops;  // check: print the operator breakdown of this record id
   std::string sim_constants;  // check: sim-constants.json for the loader simulation (default: beside the profile)
   std::string gpu;            // check: catalog GPU the runs were measured on, its profile derived from --profile
+  double check_host_cpu_scale = 0;  // check: a host factor measured on the runs' host (0: none)
   std::string out;
   bool loo = false;
   bool gemm_loo = false;
@@ -113,8 +114,10 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
   if (!o.sim_constants.empty() && !report(sim_notes)) return kExitBadInput;
   StepSpread spread = k.step_spread;  // a derived profile's GPU side adds its cross-GPU error, as in `run`
   if (profile->derived) spread.gpu_log_sd = std::hypot(spread.gpu_log_sd, k.step_derived_gpu_log_sd);
+  if (o.check_host_cpu_scale > 0) spread.cpu_log_sd = k.step_known_host_cpu_log_sd;
   const auto rep = calibrate::run_check(runs, *profile, *constants, o.tolerance,
-                                        calibrate::loader_pipeline(*profile, k.cpu_all_core_slowdown), spread);
+                                        calibrate::loader_pipeline(*profile, k.cpu_all_core_slowdown), spread,
+                                        o.check_host_cpu_scale);
   if (o.format == "json")
     std::cout << calibrate::render_json(rep).dump(2) << "\n";
   else
@@ -397,6 +400,10 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   check->add_option("--gpu", opts->gpu,
                     "catalog GPU the runs were measured on (e.g. h100-sxm): its profile is derived from --profile "
                     "by datasheet ratios, as `run` derives it");
+  check->add_option("--host-cpu-scale", opts->check_host_cpu_scale,
+                    "a CPU factor measured on the runs' host (as the scenario's cluster.host_cpu_scale): scales the "
+                    "CPU's issue time; the summary suggests one from the runs' host-bound steps")
+      ->check(CLI::Range(0.05, 20.0));
   check->callback([opts, &ctx] { ctx.exit_code = run_check_command(*opts, ctx); });
 
   auto* fit = cal->add_subcommand("fit", "Fit the compute model's global constants over measured runs");

@@ -11,7 +11,8 @@
 namespace gp::calibrate {
 
 RecordPrediction predict_train_record(const RunRecord& rec, const DeviceModel& dev, const GpuProfile& profile,
-                                      const FitConstants& constants, const PipelinePredictor& pipeline) {
+                                      const FitConstants& constants, const PipelinePredictor& pipeline,
+                                      double host_cpu_scale) {
   RecordPrediction p;
   if (!rec.expressible) {
     p.reason = rec.reason;
@@ -23,6 +24,7 @@ RecordPrediction predict_train_record(const RunRecord& rec, const DeviceModel& d
     return p;
   }
   p.step = predict_step_from_ops(ops, rec.step, dev, constants.compute);
+  if (host_cpu_scale > 0) apply_host_cpu_scale(p.step, host_cpu_scale);
   p.memory = predict_memory_from_ops(ops, rec.step, ParallelConfig{}, profile.memory_total, profile.context_memory,
                                      constants.memory);
   p.peak_mem_gib = p.memory.peak_allocated.gib();
@@ -56,11 +58,14 @@ double err_pct(double pred, double meas) { return 100.0 * (pred - meas) / meas; 
 }  // namespace
 
 CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& profile, const FitConstants& constants,
-                      double tolerance_pct, const PipelinePredictor& pipeline, const StepSpread& spread) {
+                      double tolerance_pct, const PipelinePredictor& pipeline, const StepSpread& spread,
+                      double host_cpu_scale) {
   CheckReport rep;
   CheckSummary& s = rep.summary;
   s.tolerance_pct = tolerance_pct;
   s.spread = spread;
+  s.host_cpu_scale = host_cpu_scale;
+  std::vector<double> host_ratios;
   const bool ranged = spread.cpu_log_sd > 0 || spread.gpu_log_sd > 0;
   const DeviceModel dev = make_device_model(profile);
   const PipelinePredictor loader = loader_pipeline(profile);  // sim engineer
@@ -72,7 +77,7 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
     RecordResult rr;
     rr.record = &rec;
     // --- sim engineer: without an explicit predictor, CPU-pipeline records go through the loader simulation.
-    rr.prediction = predict_train_record(rec, dev, profile, constants, pipeline ? pipeline : loader);
+    rr.prediction = predict_train_record(rec, dev, profile, constants, pipeline ? pipeline : loader, host_cpu_scale);
     // --- end sim engineer
     if (ranged && rr.prediction.step_ms && rec.data == "synthetic-on-gpu") {
       rr.prediction.step_ms_p10 = step_time_quantile(rr.prediction.step, spread, 0.1).ms();
@@ -102,6 +107,8 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
           ++s.mape_gpu_records;
         }
         if (e <= 25.0) ++s.within_25;
+        if (p.step.cpu_issue.value() >= 1.5 * p.step.gpu_busy.value())
+          host_ratios.push_back(*rec.measured.step_ms / *p.step_ms);
         if (p.step_ms_p10 && p.step_ms_p90) {
           ++s.range_records;
           const double m = *rec.measured.step_ms;
@@ -126,6 +133,13 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
   if (s.mape_launch_records) s.mape_launch_pct /= s.mape_launch_records;
   s.mem_mape_pct = s.mem_records ? mem_sum / s.mem_records : 0;
   s.pass = s.mape_records > 0 && s.mape_pct <= tolerance_pct;
+  s.host_bound_records = static_cast<int>(host_ratios.size());
+  if (host_ratios.size() >= 3) {
+    const std::size_t n = host_ratios.size(), mid = n / 2;
+    std::sort(host_ratios.begin(), host_ratios.end());
+    const double median = n % 2 ? host_ratios[mid] : 0.5 * (host_ratios[mid - 1] + host_ratios[mid]);
+    s.host_cpu_scale_suggested = median * (host_cpu_scale > 0 ? host_cpu_scale : 1.0);
+  }
   return rep;
 }
 
@@ -197,6 +211,10 @@ std::string render_table(const CheckReport& r) {
   if (s.range_records > 0)
     o << "inside the predicted 80% range (host CPU log sd " << fmt("%.3f", s.spread.cpu_log_sd) << ", GPU "
       << fmt("%.3f", s.spread.gpu_log_sd) << "): " << s.range_within << " of " << s.range_records << "\n";
+  if (s.host_cpu_scale_suggested > 0)
+    o << "host CPU factor these runs suggest (median measured / predicted of " << s.host_bound_records
+      << " steps the host sets, x the factor applied " << fmt("%.2f", s.host_cpu_scale > 0 ? s.host_cpu_scale : 1.0)
+      << "): " << fmt("%.2f", s.host_cpu_scale_suggested) << " (scenario cluster.host_cpu_scale)\n";
   o
     << "OOM agreement: " << s.oom_agree << "/" << s.oom_records << "; peak-memory mean abs error: "
     << fmt("%.1f", s.mem_mape_pct) << "% over " << s.mem_records << " records\n"
@@ -322,6 +340,10 @@ nlohmann::json render_json(const CheckReport& r) {
                             {"within", s.range_within},
                             {"host_cpu_log_sd", s.spread.cpu_log_sd},
                             {"gpu_log_sd", s.spread.gpu_log_sd}};
+  sum["host_cpu_scale"] = s.host_cpu_scale > 0 ? nlohmann::json(s.host_cpu_scale) : nlohmann::json(nullptr);
+  sum["host_bound_records"] = s.host_bound_records;
+  sum["host_cpu_scale_suggested"] =
+      s.host_cpu_scale_suggested > 0 ? nlohmann::json(s.host_cpu_scale_suggested) : nlohmann::json(nullptr);
   nlohmann::json out = {{"records", recs}, {"summary", sum}};
   const LoaderCheckSummary L = summarize_loader(r);
   if (!L.records.empty()) {

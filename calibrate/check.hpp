@@ -40,8 +40,11 @@ using PipelinePredictor = std::function<std::optional<double>(const RunRecord&, 
 
 // Predicts one train record on `dev` (memory against `profile`). Records with a CPU data pipeline get a
 // step time only through `pipeline` (otherwise reason = "needs the data-loader simulation").
+// With host_cpu_scale > 0 (a factor measured on the runs' host, as the scenario's cluster.host_cpu_scale) the CPU's
+// issue time is scaled by it first.
 RecordPrediction predict_train_record(const RunRecord& rec, const DeviceModel& dev, const GpuProfile& profile,
-                                      const FitConstants& constants, const PipelinePredictor& pipeline = {});
+                                      const FitConstants& constants, const PipelinePredictor& pipeline = {},
+                                      double host_cpu_scale = 0);
 
 struct RecordResult {
   const RunRecord* record = nullptr;
@@ -75,6 +78,11 @@ struct CheckSummary {
   // Of the MAPE records with a predicted 80% range, those whose measured step lies inside it.
   int range_records = 0, range_within = 0;
   StepSpread spread;
+  // The host factor the check ran with (0: none), and the one these runs suggest for their host: the median of
+  // measured / predicted step time over the records whose predicted CPU issue is at least 1.5x their GPU busy time
+  // (their step is the host's), times the factor applied; 0 with fewer than 3 such records.
+  double host_cpu_scale = 0, host_cpu_scale_suggested = 0;
+  int host_bound_records = 0;
 };
 
 struct CheckReport {
@@ -85,7 +93,8 @@ struct CheckReport {
 // Runs the check over `runs` (non-train records are skipped). With a non-zero `spread`, each GPU-bound record also
 // gets its predicted 80% range, and the summary counts the measured steps inside it.
 CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& profile, const FitConstants& constants,
-                      double tolerance_pct, const PipelinePredictor& pipeline = {}, const StepSpread& spread = {});
+                      double tolerance_pct, const PipelinePredictor& pipeline = {}, const StepSpread& spread = {},
+                      double host_cpu_scale = 0);
 
 // Renderings: an aligned text table (<= 100 columns), the JSON document, an SVG scatter plot
 // (log-log predicted vs measured step time with y = x and a +-10% band).
