@@ -40,14 +40,20 @@ TEST_CASE("app::report: the recommendation gives its 80% range and warns when th
   c.result.cost = gp::Dollars(100);
   c.result.cost_p10 = gp::Dollars(80);
   c.result.cost_p90 = gp::Dollars(130);
+  c.result.step_time = gp::Seconds(0.1);
+  c.result.step_time_p10 = gp::Seconds(0.08);
+  c.result.step_time_p90 = gp::Seconds(0.13);
   const std::string nbsp = "\u00a0";
   // Deadline 12 h: the point (10 h) meets it, the 90th percentile (13 h) does not.
   const std::string md = gp::app::render({c}, gp::app::Format::md, "s", 12.0, 0);
   CHECK(md.find("$100, 10.0 h (80% range 8.00-13.0" + nbsp + "h, $80.00-$130).") != std::string::npos);
   CHECK(md.find("At the slow end of its range it takes 13.0 h, past the deadline.") != std::string::npos);
+  // The Markdown table carries each configuration's step and cost ranges.
+  CHECK(md.find("| 0.100 | 0.0800-0.130 |") != std::string::npos);
+  CHECK(md.find("| $100 | $80.00-$130 |") != std::string::npos);
   // Deadline 14 h: met at both ends, no warning.
   CHECK(gp::app::render({c}, gp::app::Format::md, "s", 14.0, 0).find("past the deadline") == std::string::npos);
   // No range (a point): nothing added.
   c.result.time_to_train_p10 = c.result.time_to_train_p90 = c.result.time_to_train;
-  CHECK(gp::app::render({c}, gp::app::Format::md, "s", 14.0, 0).find("80% range") == std::string::npos);
+  CHECK(gp::app::render({c}, gp::app::Format::md, "s", 14.0, 0).find("h (80% range") == std::string::npos);
 }
