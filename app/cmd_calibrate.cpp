@@ -112,9 +112,7 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
   std::vector<std::string> sim_notes;
   const sim::SimConstants k = read_sim_constants(spath, sim_notes);
   if (!o.sim_constants.empty() && !report(sim_notes)) return kExitBadInput;
-  StepSpread spread = k.step_spread;  // a derived profile's GPU side adds its cross-GPU error, as in `run`
-  if (profile->derived) spread.gpu_log_sd = std::hypot(spread.gpu_log_sd, k.step_derived_gpu_log_sd);
-  if (o.check_host_cpu_scale > 0) spread.cpu_log_sd = k.step_known_host_cpu_log_sd;
+  const StepSpread spread = sim::step_spread_for(k, profile->derived, o.check_host_cpu_scale > 0);  // as `run`
   const auto rep = calibrate::run_check(runs, *profile, *constants, o.tolerance,
                                         calibrate::loader_pipeline(*profile, k.cpu_all_core_slowdown), spread,
                                         o.check_host_cpu_scale);

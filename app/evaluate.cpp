@@ -1,7 +1,6 @@
 #include "app/evaluate.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <memory>
 
@@ -109,11 +108,7 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
   // The step's 80% range: the compute part of the simulated step scaled by the compute model's own quantiles over
   // its point value (a derived profile's GPU side adds its measured cross-GPU error); the job's time moves by
   // that much per step.
-  StepSpread spread = k.step_spread;
-  // A host factor measured on the planned host leaves the spread of steps within one host.
-  if (job.cluster.host_cpu_scale > 0) spread.cpu_log_sd = k.step_known_host_cpu_log_sd;
-  if (dev->profile.derived)
-    spread.gpu_log_sd = std::hypot(spread.gpu_log_sd, k.step_derived_gpu_log_sd);
+  const StepSpread spread = sim::step_spread_for(k, dev->profile.derived, job.cluster.host_cpu_scale > 0);
   auto at = [&](double q, Seconds& step, Seconds& ttt, Dollars& cost) {
     const double f = pred.total.value() > 0 ? step_time_quantile(pred, spread, q) / pred.total : 1.0;
     step = st.step_time + st.compute * (f - 1.0);

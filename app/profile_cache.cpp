@@ -51,14 +51,11 @@ sim::SimConstants read_sim_constants(const std::string& path, std::vector<std::s
     k.checkpoint_d2h_rate = ByteRate(num("checkpoint_d2h_GBps") * 1e9);
     k.checkpoint_write_efficiency = num("checkpoint_write_efficiency");
     k.cpu_all_core_slowdown = num("cpu_all_core_slowdown");
-    k.step_spread.cpu_log_sd = num("step_host_cpu_log_sd");
-    k.step_spread.gpu_log_sd = num("step_gpu_log_sd");
-    k.step_derived_gpu_log_sd = num("step_derived_gpu_log_sd");
-    k.step_known_host_cpu_log_sd = num("step_known_host_cpu_log_sd");
     for (auto [key, v] : {std::pair{"step_host_cpu_log_sd", &k.step_spread.cpu_log_sd},
                           std::pair{"step_gpu_log_sd", &k.step_spread.gpu_log_sd},
                           std::pair{"step_derived_gpu_log_sd", &k.step_derived_gpu_log_sd},
                           std::pair{"step_known_host_cpu_log_sd", &k.step_known_host_cpu_log_sd}}) {
+      *v = num(key);
       if (*v < 0 || !std::isfinite(*v)) {
         notes.push_back(path + ":/" + key + "/value: expected a log standard deviation >= 0");
         *v = 0;

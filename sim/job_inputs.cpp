@@ -142,6 +142,13 @@ ComputeWork compute_work(const StepPrediction& pred, int m, double split, int pp
   return c;
 }
 
+StepSpread step_spread_for(const SimConstants& k, bool derived_profile, bool host_measured) {
+  StepSpread s = k.step_spread;
+  if (derived_profile) s.gpu_log_sd = std::hypot(s.gpu_log_sd, k.step_derived_gpu_log_sd);
+  if (host_measured) s.cpu_log_sd = k.step_known_host_cpu_log_sd;
+  return s;
+}
+
 double all_core_factor(double busy, double cores, double slowdown) {
   if (!(cores > 1) || !(slowdown > 0)) return 1.0;
   const double b = std::clamp(busy, 1.0, cores);

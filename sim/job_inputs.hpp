@@ -31,6 +31,10 @@ struct SimConstants {
   std::string source, as_of;
 };
 
+// The step spread for a prediction: the host-blind one, the GPU side widened in quadrature for a profile derived by
+// datasheet ratios, and the host side narrowed to the within-host spread when the host's CPU factor was measured.
+StepSpread step_spread_for(const SimConstants& k, bool derived_profile, bool host_measured);
+
 // How much longer a CPU-bound task takes when `busy` of the host's `cores` are busy than when it runs alone
 // (as the loader's single-thread sample cost is measured): 1 + slowdown * (busy - 1) / (cores - 1), busy
 // clamped to [1, cores]. Linear in the busy cores, as the all-core turbo frequency and the shared L3 and

@@ -36,6 +36,7 @@ import argparse
 import datetime
 import json
 import math
+import statistics
 import subprocess
 from statistics import NormalDist
 
@@ -87,8 +88,7 @@ def known_host(files_recs):
         if len(v) < 4:
             continue
         for i, x in enumerate(v):
-            others = sorted(v[:i] + v[i + 1:])
-            m = others[len(others) // 2] if len(others) % 2 else 0.5 * (others[len(others) // 2 - 1] + others[len(others) // 2])
+            m = statistics.median(v[:i] + v[i + 1:])
             res.append(x - m)
             with_f.append(abs(math.exp(m - x) - 1))
             without.append(abs(math.exp(-x) - 1))

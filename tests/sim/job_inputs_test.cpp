@@ -224,3 +224,17 @@ TEST_CASE("sim::job_inputs: tensor-parallel shards share the node's NICs for the
   const Seconds t2 = make_step_input(j, prediction(), profile(), constants(), notes).comm.grad_buckets.front();
   CHECK(t2.value() >= 0.45 * t1.value());  // half the bytes over the same per-GPU network rate
 }
+
+TEST_CASE("sim::job_inputs: the step spread widens for a derived profile and narrows for a measured host "
+          "(hand-computed)", "[sim]") {
+  gp::sim::SimConstants k;
+  k.step_spread = {0.28, 0.03};
+  k.step_derived_gpu_log_sd = 0.04;
+  k.step_known_host_cpu_log_sd = 0.18;
+  const auto plain = gp::sim::step_spread_for(k, false, false);
+  CHECK(plain.cpu_log_sd == 0.28);
+  CHECK(plain.gpu_log_sd == 0.03);
+  const auto both = gp::sim::step_spread_for(k, true, true);
+  CHECK(both.cpu_log_sd == 0.18);
+  CHECK(both.gpu_log_sd == Approx(0.05));  // sqrt(0.03^2 + 0.04^2)
+}
