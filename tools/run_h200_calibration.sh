@@ -9,11 +9,16 @@
 #   burst    the GEMM grid again with 100 ms idle before each shape (clocks not held down by the 700 W limit)
 #            -> $OUT/gemm-burst.json, merged into the profile as "gemm_burst" by tools/merge_gemm_burst.py
 #   holdout  tools/measure_holdout.py -> $OUT/h200-holdout.jsonl (calibrate/measured/h200-holdout-*.jsonl)
+#   kernels  tools/profile_vision_kernels.py over KERNEL_MODELS (model:batch ...) -> $OUT/h200-kernels.jsonl
+# GPU_ID (default h200-sxm) names the catalog GPU; on another GPU (GPU_ID=h100-sxm) every file is named after it
+# (h100.json, h100-holdout.jsonl, ...): a measured profile of that GPU, to set against the one derived for it.
 # nvidia-smi dmon samples power and clocks every second into $OUT/dmon.txt meanwhile.
 # Each step has its own time limit, so one failure does not cost the others.
 set -u -o pipefail
 OUT=${OUT:-out}
 STEPS=${STEPS:-probe nccl gemmdiag burst holdout}
+GPU_ID=${GPU_ID:-h200-sxm}
+NAME=${GPU_ID%%-*}
 mkdir -p "$OUT"
 BIN=${PROBE_BIN:-.probe-bin/gpuplan-probe}
 # NVLink multicast stays off everywhere (it can take a shared host's GPUs out of service).
@@ -34,33 +39,39 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
 
 if has probe; then
   echo "== probe"
-  timeout 200 "$BIN" --gpu-id h200-sxm --out "$OUT/h200.json" --verbose 2>"$OUT/probe.log"
+  timeout 200 "$BIN" --gpu-id "$GPU_ID" --out "$OUT/$NAME.json" --verbose 2>"$OUT/probe.log"
   echo "probe rc=$?"
   grep -v '^gemm' "$OUT/probe.log" | tail -n 5
 fi
 if has nccl; then
   echo "== nccl self-test"
-  timeout 90 "$BIN" --nccl-only --gpu-id h200-sxm --nccl-out "$OUT/nccl-selftest.json" --verbose 2>"$OUT/nccl.log"
+  timeout 90 "$BIN" --nccl-only --gpu-id "$GPU_ID" --nccl-out "$OUT/nccl-selftest.json" --verbose 2>"$OUT/nccl.log"
   echo "nccl rc=$?"
   tail -n 3 "$OUT/nccl.log"
 fi
 if has gemmdiag; then
   echo "== gemm diagnostics"
-  timeout 60 "$BIN" --gpu-id h200-sxm --gemm-only --gemm-tags ref-micro,square --gemm-no-rotate \
+  timeout 60 "$BIN" --gpu-id "$GPU_ID" --gemm-only --gemm-tags ref-micro,square --gemm-no-rotate \
     --out "$OUT/gemm-norotate.json" 2>&1 | tail -n 3
   PYTHONUNBUFFERED=1 timeout 90 python3 tools/gemm_torch_compare.py --out "$OUT/torch-gemm.json"
   echo "gemmdiag rc=$?"
 fi
 if has burst; then
   echo "== gemm burst grid"
-  timeout 240 "$BIN" --gpu-id h200-sxm --gemm-only --gemm-gap-ms 100 --out "$OUT/gemm-burst.json" --verbose \
+  timeout 240 "$BIN" --gpu-id "$GPU_ID" --gemm-only --gemm-gap-ms 100 --out "$OUT/gemm-burst.json" --verbose \
     2>"$OUT/burst.log"
   echo "burst rc=$?"
   tail -n 3 "$OUT/burst.log"
 fi
 if has holdout; then
   echo "== held-out training runs"
-  PYTHONUNBUFFERED=1 timeout 290 python3 tools/measure_holdout.py --out "$OUT/h200-holdout.jsonl"
+  PYTHONUNBUFFERED=1 timeout 290 python3 tools/measure_holdout.py --out "$OUT/$NAME-holdout.jsonl"
   echo "holdout rc=$?"
+fi
+if has kernels; then
+  echo "== kernel profiles: ${KERNEL_MODELS:-}"
+  # shellcheck disable=SC2086  # KERNEL_MODELS is a list of model:batch words
+  (cd tools && PYTHONUNBUFFERED=1 timeout 300 python3 profile_vision_kernels.py "$OUT/$NAME-kernels.jsonl" ${KERNEL_MODELS:-})
+  echo "kernels rc=$?"
 fi
 kill "$DMON" 2>/dev/null || true
