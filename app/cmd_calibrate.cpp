@@ -17,6 +17,7 @@
 #include "calibrate/fit.hpp"
 #include "calibrate/profile_io.hpp"
 #include "calibrate/reference_runs.hpp"
+#include "models/profile_derive.hpp"
 
 namespace gp::app {
 namespace {

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibrate/profile_io.hpp"
+#include "models/profile_derive.hpp"
 
 namespace gp::app {
 
@@ -16,8 +17,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kBaseGpu = "h200-sxm";
-
-double ratio(double target, double base) { return base > 0 && target > 0 ? target / base : 1.0; }
 
 std::optional<GpuProfile> load_if(const std::string& path, std::vector<std::string>& errors) {
   if (!fs::exists(path)) return std::nullopt;
@@ -71,36 +70,6 @@ sim::SimConstants read_sim_constants(const std::string& path, std::vector<std::s
 std::string default_profiles_dir() {
   if (fs::is_directory("calibrate/profiles")) return "calibrate/profiles";
   return std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles";
-}
-
-GpuProfile derive_profile(const GpuProfile& base, const GpuSpec& base_gpu, const GpuSpec& target) {
-  GpuProfile p = base;
-  p.derived = true;
-  p.derived_from = base.gpu_id.empty() ? base_gpu.id : base.gpu_id;
-  p.gpu_id = target.id;
-  p.device_name = target.name;
-  p.sm_count = target.sm_count;
-  p.memory_total = target.hbm;
-  p.gemm.clear();
-  for (const GemmSample& s : base.gemm) {
-    auto bt = base_gpu.peak_dense.find(s.dtype);
-    auto tt = target.peak_dense.find(s.dtype);
-    if (bt == base_gpu.peak_dense.end() || tt == target.peak_dense.end()) continue;  // unsupported dtype
-    GemmSample d = s;
-    d.rate = s.rate * ratio(tt->second.value(), bt->second.value());
-    p.gemm.push_back(d);
-  }
-  const double mem = ratio(target.hbm_bw.value(), base_gpu.hbm_bw.value());
-  p.hbm_copy_bw = base.hbm_copy_bw * mem;
-  p.hbm_read_bw = base.hbm_read_bw * mem;
-  p.hbm_write_bw = base.hbm_write_bw * mem;
-  p.l2_bw = base.l2_bw * mem;
-  const double pcie = ratio(target.pcie_bw.value(), base_gpu.pcie_bw.value());
-  p.h2d_pinned = base.h2d_pinned * pcie;
-  p.d2h_pinned = base.d2h_pinned * pcie;
-  p.h2d_pageable = base.h2d_pageable * pcie;
-  p.d2h_pageable = base.d2h_pageable * pcie;
-  return p;
 }
 
 ProfileCache::ProfileCache(std::string dir, const Catalog& cat) : dir_(std::move(dir)), cat_(cat) {

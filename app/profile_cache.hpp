@@ -2,8 +2,7 @@
 //
 // Profile of a GPU: the profile in calibrate/profiles/ whose "gpu_id" is the GPU's catalog id (any file
 // name, e.g. h200.json) when measured; otherwise derived from the H200 profile (that folder's, else the
-// provisional one assembled from the reference runs' micro records) by datasheet ratios (GEMM rates by
-// dense peak per dtype, memory bandwidth by HBM bandwidth, host copies by PCIe bandwidth). Fitted
+// provisional one assembled from the reference runs' micro records) by datasheet ratios (models/profile_derive.hpp). Fitted
 // constants: the fit-*.json whose "profile" is that GPU's profile file, else the H200's, else the compute
 // model's defaults; of several fit files for one profile P.json, fit-P.json (the one `calibrate check` reads by
 // default), else the first in name order. Files are scanned in name order, so the choice is deterministic.
@@ -29,9 +28,6 @@ struct DeviceBundle {
   std::string constants_path;       // the fitted-constants file read (empty: the compute model's defaults)
   std::vector<std::string> notes;   // how the profile / constants were obtained when not measured
 };
-
-// Scales `base` (measured on `base_gpu`) to `target` by datasheet ratios. Marks it derived.
-GpuProfile derive_profile(const GpuProfile& base, const GpuSpec& base_gpu, const GpuSpec& target);
 
 class ProfileCache {
  public:

@@ -215,14 +215,20 @@ class CnnBuilder {
     add_memory(out_.micro, "cat.grad_sum", Phase::backward, Bytes(3 * a_ * n), 1, inputs);
     out_.micro.back().engine_accumulate = true;
   }
+  // DenseNet's transition nn.AvgPool2d(2, 2), timed at the measured average-pool rates as pool() times every other
+  // pool (its backward runs at about a twentieth of the bandwidth: DenseNet-121 b192's three take 3.3 ms on an
+  // H100, where bytes over bandwidth gave 0.25).
   void avgpool2() {
     take_unsaved();
     const double in = size();
     h_ = std::ceil(h_ / 2);
     w_ = std::ceil(w_ / 2);
-    add_memory(out_.micro, "avgpool2.fwd", Phase::forward, Bytes(a_ * in + a_ * size()), 1);
-    add_memory(out_.micro, "avgpool2.bwd", Phase::backward, Bytes(a_ * in + a_ * size()), 1);
-    saved_ += a_ * size();
+    const double out = size();
+    add_memory(out_.micro, "avgpool2.fwd", Phase::forward, Bytes(a_ * in + a_ * out), 1);
+    mark_pool(2, in + out * 4);
+    add_memory(out_.micro, "avgpool2.bwd", Phase::backward, Bytes(a_ * in + a_ * out), 1);
+    mark_pool(2, in + out);
+    saved_ += a_ * out;
   }
   // LayerNorm over channels of a channels-last map; under autocast it runs and outputs in fp32. Its input is a
   // 16-bit convolution output (`from_16bit`: the stem's and every block's) or the fp32 residual stream. Autocast

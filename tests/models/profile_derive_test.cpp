@@ -18,6 +18,9 @@ TEST_CASE("models::profile_derive: scales GEMM rates and bandwidth by datasheet 
   a100.hbm_bw = ByteRate::gbps(2040);
   a100.hbm = Bytes::gb(80);
   a100.sm_count = 108;
+  a100.pcie_bw = ByteRate::gbps(32);  // PCIe 4.0 x16 against the H200's 5.0
+  h200.pcie_bw = ByteRate::gbps(64);
+  h200.sm_count = 132;
   GpuProfile m;
   m.gpu_id = "h200-sxm";
   m.measured_on = "2026-12-02";
@@ -26,6 +29,8 @@ TEST_CASE("models::profile_derive: scales GEMM rates and bandwidth by datasheet 
             {Dtype::fp32, 8192, 8192, 8192, FlopRate::tflops(51)},
             {Dtype::fp8, 8192, 8192, 8192, FlopRate::tflops(1300)}};
   m.hbm_copy_bw = ByteRate::gbps(3873.6);
+  m.l2_bw = ByteRate::gbps(6766.5);
+  m.h2d_pinned = ByteRate::gbps(55);
   m.launch_eager = Seconds::us(4);
   const GpuProfile d = derive_profile(m, h200, a100);
   CHECK(d.derived);
@@ -36,6 +41,8 @@ TEST_CASE("models::profile_derive: scales GEMM rates and bandwidth by datasheet 
   CHECK(d.gemm[1].rate.tflops() == Approx(51.0 * 19.5 / 67));
   CHECK(d.hbm_copy_bw.gbps() == Approx(3873.6 * 2040 / 4800));
   CHECK(d.sm_count == 108);
+  CHECK(d.l2_bw.gbps() == Approx(6766.5 * 108 / 132));  // on-chip: by SMs, not by HBM
+  CHECK(d.h2d_pinned.gbps() == Approx(55.0 * 32 / 64));
   CHECK(d.memory_total.gb() == Approx(80));
   CHECK(d.launch_eager.us() == Approx(4));  // host-side cost is not scaled
 }
