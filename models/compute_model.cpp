@@ -198,8 +198,23 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
   // datasheet fp32 peak's, which halves for an architecture with half the fp32 lanes per SM, so it understates an
   // A100's SMs) and its bandwidth ratio (the former rule), never beyond its bandwidth for their bytes (the floor
   // after the switch).
+  // Where the bandwidth ratio is below the SM-side one (an H100 against the H200), part of a BatchNorm's time
+  // follows the bandwidth: the BatchNorm probes timed on both GPUs (every dtype and pass, 444 shapes) ran slower
+  // on the H100 by 1 + s u (bandwidth ratio^-1 - 1), u the op's bytes at the reference's bandwidth over its time
+  // there (at most 1), s = class_bandwidth_share. The other classes probed on both did not follow one s (channel
+  // cat, pooling and LayerNorm forward kept their rates, shuffles and casts did not), so they keep the SM rule
+  // (docs/calibration.md, "Probed classes on an H100"). Where the ratios agree (an A100, a B200, the H200
+  // itself) this adds nothing.
   const auto [bw_scale, fs] = rate_scales(dev, c);
   const double ms = std::max(cuda_core_scale(dev, c), bw_scale);
+  const double slower = c.class_bandwidth_share > 0 && bw_scale > 0 && bw_scale < ms && c.reference_copy_bw > 0
+                            ? 1 / bw_scale - 1 / ms
+                            : 0.0;
+  auto cls = [&](Seconds t, double bytes) -> Seconds {
+    if (slower <= 0) return t;
+    const Seconds at_ref(bytes / (c.reference_copy_bw * c.memory_efficiency));
+    return t + Seconds(c.class_bandwidth_share * std::min(at_ref.value(), t.value() * ms) * slower);
+  };
   switch (op.kind) {
     case OpKind::gemm: {
       const double eff = c.gemm_efficiency * (op.conv ? conv_efficiency_for(c, op.dtype) : 1.0);
@@ -252,19 +267,21 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
         const double rmax = (fwd ? c.bn_nchw_fwd_max_rate : c.bn_nchw_bwd_max_rate) * ms;
         const Seconds plane = fwd ? c.bn_nchw_fwd_plane_cost : c.bn_nchw_bwd_plane_cost;
         if (rc > 0 && rmax > 0)
-          work = std::max(work, Seconds(Seconds(op.elements / std::min(op.channels * rc, rmax)) + plane * op.planes));
+          work = std::max(work, cls(Seconds(op.elements / std::min(op.channels * rc, rmax)) + plane * op.planes,
+                                    op.bytes.value()));
       } else if (const auto& bn = bn_nhwc_table(op, c);
                  op.bn_elements > 0 && op.channels > 0 && op.elements > 0 && !bn.empty()) {  // channels-last BN
         const double r = channel_sum_rate(bn, op.elements / op.channels, op.channels, false) * ms;
-        if (r > 0) work = std::max(work, Seconds(op.elements / r));
+        if (r > 0) work = std::max(work, cls(Seconds(op.elements / r), op.bytes.value()));
       } else if (op.bn_elements > 0 && c.bn_element_rate > 0) {
-        work = std::max(work, Seconds(op.bn_elements / (c.bn_element_rate * ms)));
+        work = std::max(work, cls(Seconds(op.bn_elements / (c.bn_element_rate * ms)), op.bytes.value()));
       }
       if (op.channel_sum_rows > 0 && !c.channel_sum.empty()) {
         const double r = channel_sum_rate(c.channel_sum, op.channel_sum_rows, op.channel_sum_channels,
                                           op.channel_sum_nchw) * ms;
         // The probe summed 16-bit gradients; a wider one (fp32 / tf32 training) may be bound by its bytes.
-        if (r > 0) work = std::max(mem_time(op.bytes, dev, c), Seconds(op.channel_sum_rows * op.channel_sum_channels / r));
+        if (r > 0)
+          work = std::max(mem_time(op.bytes, dev, c), Seconds(op.channel_sum_rows * op.channel_sum_channels / r));
       }
       if (op.pool > 0 && op.pool <= 2) {
         const double r = c.pool_rate[pool_rate_index(op.pool, op.phase != Phase::forward, op.pool_nchw)] * ms;

@@ -579,18 +579,20 @@ TEST_CASE("app::cli: held-out set 18 at the H100's memory limit repeats within 1
 
 TEST_CASE("app::cli: held-out set 20 on an H100, predicted before it ran: GPU-bound steps of twelve unmeasured configurations", "[cli]") {
   // calibrate/probes/results/h100-holdout20-2026-12-06.jsonl: twelve GPU-bound steps no run had measured, their
-  // predictions written into tools/measure_holdout.py (CONFIGS20) before the run. Measured: MAPE 6.95%, largest
-  // -13.0% (DenseNet-161 b192), 8 of 12 inside their 80% ranges, OOM 12 of 12, peaks 2.4%. The six DenseNets
-  // ran 5-13% slower than predicted (the model's BatchNorm and elementwise classes keep the H200's rates on the
-  // H100, measured 7-17% slower there), the six others 3.7% MAPE.
+  // predictions written into tools/measure_holdout.py (CONFIGS20) before the run. Measured against those
+  // predictions: MAPE 6.95%, largest -13.0% (DenseNet-161 b192), 8 of 12 inside their 80% ranges, OOM 12 of 12,
+  // peaks 2.4%; the six DenseNets 5-13% slow. With BatchNorm's bandwidth share (fitted afterwards on BatchNorm
+  // probes run on both GPUs, not on these steps): MAPE 4.95%, 11 of 12 inside, the DenseNets 4-9% slow, the six
+  // others 3.0%.
   const auto r = gp::test::run_gpuplan("calibrate check --profile calibrate/profiles/h200.json --gpu h100-sxm "
                                        "--tolerance 100 --format json "
                                        "--runs calibrate/probes/results/h100-holdout20-2026-12-06.jsonl", true);
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["records"].size() == 12);
-  CHECK(j["summary"]["mape_pct"].get<double>() <= 9.0);
+  CHECK(j["summary"]["mape_pct"].get<double>() <= 6.0);
   CHECK(j["summary"]["within_25_pct"].get<int>() == 12);
+  CHECK(j["summary"]["step_range_80"]["within"].get<int>() >= 10);
   CHECK(j["summary"]["oom_agree"].get<int>() == 12);
   CHECK(j["summary"]["peak_mem_mape_pct"].get<double>() <= 5.0);
   double dense = 0, other = 0;
@@ -599,7 +601,7 @@ TEST_CASE("app::cli: held-out set 20 on an H100, predicted before it ran: GPU-bo
     INFO(x["id"].get<std::string>());
     CHECK(x["bottleneck"] != "launch-bound");
     const double e = std::abs(x["step_err_pct"].get<double>());
-    CHECK(e <= 15.0);
+    CHECK(e <= 10.0);
     if (x["id"].get<std::string>().find("densenet") != std::string::npos) {
       dense += e;
       ++n_dense;
