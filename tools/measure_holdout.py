@@ -16,7 +16,7 @@ iters; p10/p50/p90 from CUDA events around each step; peak_mem_gib = torch.cuda.
 timed steps (peak_reserved_gib: max_memory_reserved, what the caching allocator held from the device);
 OutOfMemoryError anywhere gives `oom: true`.
 
-usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..20] [--micro-launch] [--only SUBSTRING] [--list]
+usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..21] [--micro-launch] [--only SUBSTRING] [--list]
 """
 import argparse
 import datetime
@@ -591,6 +591,24 @@ CONFIGS20 = held_out_set(20, [
     vision("regnet_y_3_2gf", 256),                   # 107.5 [103.3, 111.9] | 115.3 [106.8, 124.4]
 ])
 
+# A twenty-first set (2026-12-06, third session), defined before it is measured, blind for BatchNorm's bandwidth
+# share (class_bandwidth_share 0.634, fitted on BatchNorm probes alone): GPU-bound BatchNorm networks no run has
+# measured, on an H100. Predicted step ms [10th, 90th percentile] with `--gpu h100-sxm`, fit-h200.json and
+# sim-constants.json of the commit that adds this set; after "|" the SM rule's point (the share 0):
+CONFIGS21 = held_out_set(21, [
+    vision("resnet50", 320),                         # 79.4 [73.6, 85.7]   | 75.8
+    vision("mobilenet_v3_large", 512),               # 65.2 [60.4, 70.3]   | 62.8
+    vision("resnext50_32x4d", 192),                  # 64.5 [59.8, 69.6]   | 61.7
+    vision("wide_resnet101_2", 128),                 # 79.0 [73.4, 85.8]   | 76.2
+    vision("regnet_x_8gf", 192),                     # 95.3 [88.3, 102.9]  | 92.5
+    vision("mnasnet1_3", 384),                       # 69.6 [64.5, 75.1]   | 66.7
+    vision("densenet121", 320),                      # 116.1 [107.6, 125.5] | 110.9
+    vision("resnet101", 192, precision="fp16"),      # 65.4 [61.1, 73.2]   | 63.4
+    vision("resnet50", 192, precision="tf32"),       # 76.7 [71.1, 82.8]   | 76.1
+    vision("vgg16_bn", 96),                          # 45.1 [41.8, 48.6]   | 43.7
+    vision("efficientnet_b4", 160),                  # 96.5 [89.9, 106.2]  | 93.7
+])
+
 # ------------------------------------------------------------------------------------------------------ model
 
 class Block(nn.Module):
@@ -1010,14 +1028,14 @@ def main():
     ap.add_argument("--out", help="JSONL file to write")
     ap.add_argument("--only", default="", help="run only configurations whose id contains this")
     ap.add_argument("--list", action="store_true", help="print the configurations and exit")
-    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 21)),
-                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS20)")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 22)),
+                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS21)")
     ap.add_argument("--micro-launch", action="store_true",
                     help="also record the host's eager launch cost (micro/launch) before and after the runs")
     a = ap.parse_args()
     sets = {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5, 6: CONFIGS6, 7: CONFIGS7, 8: CONFIGS8,
             9: CONFIGS9, 10: CONFIGS10, 11: CONFIGS11, 12: CONFIGS12, 13: CONFIGS13, 14: CONFIGS14, 15: CONFIGS15,
-            16: CONFIGS16, 17: CONFIGS17, 18: CONFIGS18, 19: CONFIGS19, 20: CONFIGS20}
+            16: CONFIGS16, 17: CONFIGS17, 18: CONFIGS18, 19: CONFIGS19, 20: CONFIGS20, 21: CONFIGS21}
     todo = [c for c in sets[a.set] if a.only in c["id"]]
     if a.list:
         for c in todo:
