@@ -133,8 +133,9 @@ struct ComputeConstants {
   double reference_fp32_rate = 0;
   // On a GPU whose bandwidth ratio to the reference is below its SM-side ratio (an H100 against the H200: same SMs,
   // 70% of the bandwidth), the share of a probed class's time that follows the bandwidth: the op's bytes at the
-  // reference's bandwidth, up to its whole time, times this. Fitted over BatchNorm probes run on both GPUs
-  // (tools/fit_class_bandwidth_share.py; docs/calibration.md "Probed classes on an H100"); 0 = the SM rule alone.
+  // reference's bandwidth, up to its whole time, times this (BatchNorm only). BatchNorm probes on both GPUs give
+  // 0.634 (tools/fit_class_bandwidth_share.py), which whole held-out H100 steps did not bear out, so the default
+  // constants leave it 0 = the SM rule alone (docs/calibration.md "Probed classes on an H100").
   double class_bandwidth_share = 0;
   // Per-channel sums (g.sum(dim=(0, 2, 3))) measured over a grid of shapes; empty = by bytes.
   struct ChannelSumSample {

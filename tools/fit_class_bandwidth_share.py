@@ -16,6 +16,10 @@ op (BatchNorm: 3 passes forward, 5 backward, of the map's dtype). With u = min(b
 probed shape gives s = (t_other / t_ref - 1) / (u (B_ref / B_other - 1)); s is their median over the shapes with
 u >= 0.2 and t_ref >= 50 us (below that the slow-down is within the timing noise).
 
+The fitted 0.634 is not in the default constants: held-out set 21 (BatchNorm networks on an H100, predicted both
+ways before they ran) came out at 4.13% MAPE with it against 2.66% without (docs/calibration.md, "Probed classes
+on an H100"). `--write` puts it into a probe-classes file for a fit that wants it.
+
 Usage: python3 tools/fit_class_bandwidth_share.py --pair REF.jsonl OTHER.jsonl BYTES_PER_ELEMENT [--pair ...]
            [--ref-gpu h200-sxm] [--other-gpu h100-sxm] [--fit calibrate/profiles/fit-h200.json]
            [--write calibrate/profiles/probe-classes-h200.json]
