@@ -279,8 +279,7 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
         const double r = channel_sum_rate(c.channel_sum, op.channel_sum_rows, op.channel_sum_channels,
                                           op.channel_sum_nchw) * ms;
         // The probe summed 16-bit gradients; a wider one (fp32 / tf32 training) may be bound by its bytes.
-        if (r > 0)
-          work = std::max(mem_time(op.bytes, dev, c), Seconds(op.channel_sum_rows * op.channel_sum_channels / r));
+        if (r > 0) work = std::max(mem_time(op.bytes, dev, c), Seconds(op.channel_sum_rows * op.channel_sum_channels / r));
       }
       if (op.pool > 0 && op.pool <= 2) {
         const double r = c.pool_rate[pool_rate_index(op.pool, op.phase != Phase::forward, op.pool_nchw)] * ms;

@@ -2,7 +2,8 @@
 // sample's rate scales by the target's dense peak over the measured GPU's for that dtype (so the measured
 // efficiency surface, as a fraction of peak, carries over), device-memory bandwidths by the HBM bandwidth
 // ratio, L2 bandwidth by the SM-count ratio, host copies by the PCIe bandwidth ratio, SM count and memory size
-// come from the target's datasheet, and host-side costs (launch, context) stay as measured. The result says `derived` and names what it came from.
+// come from the target's datasheet, and host-side costs (launch, context) stay as measured. The result says
+// `derived` and names what it came from.
 #pragma once
 
 #include "models/gpu_profile.hpp"
