@@ -1,11 +1,11 @@
 // GPU profiles, fitted constants and simulation constants for evaluate(), loaded once per GPU type.
 //
-// Profile of a GPU: the profile in calibrate/profiles/ whose "gpu_id" is the GPU's catalog id (any file
-// name, e.g. h200.json) when measured; otherwise derived from the H200 profile (that folder's, else the
-// provisional one assembled from the reference runs' micro records) by datasheet ratios
-// (models/profile_derive.hpp). Fitted constants: the fit-*.json whose "profile" is that GPU's profile file, else
-// the H200's, else the compute model's defaults; of several fit files for one profile P.json, fit-P.json (the one `calibrate check` reads by
-// default), else the first in name order. Files are scanned in name order, so the choice is deterministic.
+// Profile of a GPU: the profile in calibrate/profiles/ whose "gpu_id" is the GPU's catalog id (any file name, e.g.
+// h200.json) when measured; otherwise derived from the H200 profile (that folder's, else the provisional one
+// assembled from the reference runs' micro records) by datasheet ratios (models/profile_derive.hpp). Fitted
+// constants: the fit-*.json whose "profile" is that GPU's profile file, else the H200's, else the compute model's
+// defaults; of several fit files for one profile P.json, fit-P.json (the one `calibrate check` reads by default),
+// else the first in name order. Files are scanned in name order, so the choice is deterministic.
 #pragma once
 
 #include <map>
