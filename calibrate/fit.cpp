@@ -318,7 +318,6 @@ void copy_probe_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.conv_stem_flop_efficiency = from.conv_stem_flop_efficiency;
   to.grouped_conv = from.grouped_conv;
   to.roll_rate = from.roll_rate;
-  to.class_bandwidth_share = from.class_bandwidth_share;
   to.channel_cat_bw = from.channel_cat_bw;
   to.channel_shuffle_bw = from.channel_shuffle_bw;
   to.channel_split_bw = from.channel_split_bw;
@@ -405,8 +404,6 @@ void read_probe_classes(FieldReader& r, ComputeConstants& c, bool required) {
   c.grouped_conv.stride_factor = r.non_negative("grouped_conv_stride_factor", false).value_or(1);
   c.grouped_conv.pass_cost = Seconds::us(r.non_negative("grouped_conv_pass_us", false).value_or(0));
   c.roll_rate = r.non_negative("roll_gelements_per_s", false).value_or(0) * 1e9;
-  c.class_bandwidth_share = r.non_negative("class_bandwidth_share", false).value_or(0);
-  if (c.class_bandwidth_share > 1) r.error("class_bandwidth_share", "expected a share between 0 and 1");
   c.channel_cat_bw = r.non_negative("channel_cat_GBps", false).value_or(0) * 1e9;
   c.channel_shuffle_bw = r.non_negative("channel_shuffle_GBps", false).value_or(0) * 1e9;
   c.channel_split_bw = r.non_negative("channel_split_GBps", false).value_or(0) * 1e9;
@@ -584,7 +581,6 @@ nlohmann::json constants_to_json(const FitConstants& fc) {
   if (c.reference_bf16_rate > 0) j["constants"]["reference_bf16_tflops"] = c.reference_bf16_rate / 1e12;
   if (c.reference_fp32_rate > 0) j["constants"]["reference_fp32_tflops"] = c.reference_fp32_rate / 1e12;
   if (c.roll_rate > 0) j["constants"]["roll_gelements_per_s"] = c.roll_rate / 1e9;
-  if (c.class_bandwidth_share > 0) j["constants"]["class_bandwidth_share"] = c.class_bandwidth_share;
   if (c.channel_cat_bw > 0) j["constants"]["channel_cat_GBps"] = c.channel_cat_bw / 1e9;
   if (c.channel_shuffle_bw > 0) j["constants"]["channel_shuffle_GBps"] = c.channel_shuffle_bw / 1e9;
   if (c.channel_split_bw > 0) j["constants"]["channel_split_GBps"] = c.channel_split_bw / 1e9;

@@ -198,22 +198,8 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
   // datasheet fp32 peak's, which halves for an architecture with half the fp32 lanes per SM, so it understates an
   // A100's SMs) and its bandwidth ratio (the former rule), never beyond its bandwidth for their bytes (the floor
   // after the switch).
-  // Optionally (class_bandwidth_share > 0; the default constants have none), where the bandwidth ratio is below the
-  // SM-side one (an H100 against the H200), part of a BatchNorm's time follows the bandwidth: 1 + s u (bandwidth
-  // ratio^-1 - 1), u the op's bytes at the reference's bandwidth over its time there (at most 1). BatchNorm
-  // probes timed on both GPUs fit s = 0.634, but whole H100 steps predicted with it before they ran (held-out set
-  // 21) came out worse than with the SM rule alone, so the default keeps s = 0 (docs/calibration.md, "Probed
-  // classes on an H100"). Where the ratios agree (an A100, a B200, the H200 itself) it adds nothing.
   const auto [bw_scale, fs] = rate_scales(dev, c);
   const double ms = std::max(cuda_core_scale(dev, c), bw_scale);
-  const double slower = c.class_bandwidth_share > 0 && bw_scale > 0 && bw_scale < ms && c.reference_copy_bw > 0
-                            ? 1 / bw_scale - 1 / ms
-                            : 0.0;
-  auto cls = [&](Seconds t, double bytes) -> Seconds {
-    if (slower <= 0) return t;
-    const Seconds at_ref(bytes / (c.reference_copy_bw * c.memory_efficiency));
-    return t + Seconds(c.class_bandwidth_share * std::min(at_ref.value(), t.value() * ms) * slower);
-  };
   switch (op.kind) {
     case OpKind::gemm: {
       const double eff = c.gemm_efficiency * (op.conv ? conv_efficiency_for(c, op.dtype) : 1.0);
@@ -266,14 +252,13 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
         const double rmax = (fwd ? c.bn_nchw_fwd_max_rate : c.bn_nchw_bwd_max_rate) * ms;
         const Seconds plane = fwd ? c.bn_nchw_fwd_plane_cost : c.bn_nchw_bwd_plane_cost;
         if (rc > 0 && rmax > 0)
-          work = std::max(work, cls(Seconds(op.elements / std::min(op.channels * rc, rmax)) + plane * op.planes,
-                                    op.bytes.value()));
+          work = std::max(work, Seconds(Seconds(op.elements / std::min(op.channels * rc, rmax)) + plane * op.planes));
       } else if (const auto& bn = bn_nhwc_table(op, c);
                  op.bn_elements > 0 && op.channels > 0 && op.elements > 0 && !bn.empty()) {  // channels-last BN
         const double r = channel_sum_rate(bn, op.elements / op.channels, op.channels, false) * ms;
-        if (r > 0) work = std::max(work, cls(Seconds(op.elements / r), op.bytes.value()));
+        if (r > 0) work = std::max(work, Seconds(op.elements / r));
       } else if (op.bn_elements > 0 && c.bn_element_rate > 0) {
-        work = std::max(work, cls(Seconds(op.bn_elements / (c.bn_element_rate * ms)), op.bytes.value()));
+        work = std::max(work, Seconds(op.bn_elements / (c.bn_element_rate * ms)));
       }
       if (op.channel_sum_rows > 0 && !c.channel_sum.empty()) {
         const double r = channel_sum_rate(c.channel_sum, op.channel_sum_rows, op.channel_sum_channels,

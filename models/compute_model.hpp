@@ -131,12 +131,6 @@ struct ComputeConstants {
   // ... and its large fp32 GEMM rate (FLOP/s): the CUDA-core throughput the classes' kernels scale with where their
   // bytes do not bind (op_gpu_time); 0 = as the reference GPU's.
   double reference_fp32_rate = 0;
-  // On a GPU whose bandwidth ratio to the reference is below its SM-side ratio (an H100 against the H200: same SMs,
-  // 70% of the bandwidth), the share of a probed class's time that follows the bandwidth: the op's bytes at the
-  // reference's bandwidth, up to its whole time, times this (BatchNorm only). BatchNorm probes on both GPUs give
-  // 0.634 (tools/fit_class_bandwidth_share.py), which whole held-out H100 steps did not bear out, so the default
-  // constants leave it 0 = the SM rule alone (docs/calibration.md "Probed classes on an H100").
-  double class_bandwidth_share = 0;
   // Per-channel sums (g.sum(dim=(0, 2, 3))) measured over a grid of shapes; empty = by bytes.
   struct ChannelSumSample {
     double rows = 0, channels = 0;  // N x H x W, C

@@ -5,8 +5,7 @@ The probed classes' rates (BatchNorm, LayerNorm, pooling, channel copies, the sl
 measured on the H200. On a GPU with the same SMs and less bandwidth (an H100: 132 SMs at the same clocks, 3.35
 against 4.8 TB/s) the model kept their rates (they run below the copy bandwidth, bound by the SMs), and held-out
 DenseNets on an H100 ran 10-13% slower than predicted. The same BatchNorm probe (tools/probe_bn.py, every dtype)
-run on both GPUs shows the shapes slowing by more the closer they come to the bandwidth. The law the model uses
-(models/compute_model.cpp, op_gpu_time):
+run on both GPUs shows the shapes slowing by more the closer they come to the bandwidth. The law tried:
 
     t_other = t_ref + s * min(bytes / B_ref, t_ref) * (B_ref / B_other - 1)
 
@@ -16,13 +15,13 @@ op (BatchNorm: 3 passes forward, 5 backward, of the map's dtype). With u = min(b
 probed shape gives s = (t_other / t_ref - 1) / (u (B_ref / B_other - 1)); s is their median over the shapes with
 u >= 0.2 and t_ref >= 50 us (below that the slow-down is within the timing noise).
 
-The fitted 0.634 is not in the default constants: held-out set 21 (BatchNorm networks on an H100, predicted both
-ways before they ran) came out at 4.13% MAPE with it against 2.66% without (docs/calibration.md, "Probed classes
-on an H100"). `--write` puts it into a probe-classes file for a fit that wants it.
+The law was tried in the model (commit 99c8d4a: models/compute_model.cpp op_gpu_time, BatchNorm only, s = 0.634)
+and removed again: held-out set 21 (BatchNorm networks on an H100, predicted both ways before they ran) came out
+at 4.13% MAPE with it against 2.66% without (docs/calibration.md, "Probed classes on an H100"). The script stays
+to measure s for another pair of GPUs.
 
 Usage: python3 tools/fit_class_bandwidth_share.py --pair REF.jsonl OTHER.jsonl BYTES_PER_ELEMENT [--pair ...]
            [--ref-gpu h200-sxm] [--other-gpu h100-sxm] [--fit calibrate/profiles/fit-h200.json]
-           [--write calibrate/profiles/probe-classes-h200.json]
 """
 import argparse
 import json
@@ -42,7 +41,6 @@ def main():
     ap.add_argument("--other-gpu", default="h100-sxm")
     ap.add_argument("--fit", default="calibrate/profiles/fit-h200.json")
     ap.add_argument("--catalog", default="catalogs/gpus.json")
-    ap.add_argument("--write", help="probe-classes file to write class_bandwidth_share into")
     a = ap.parse_args()
 
     consts = json.load(open(a.fit))["constants"]
@@ -76,15 +74,6 @@ def main():
         print(line)
     print(f"class_bandwidth_share = {s:.3f} (median over {len(shares)} shapes; bandwidth ratio {a.ref_gpu} / "
           f"{a.other_gpu} = {k + 1:.3f})")
-    if a.write:
-        doc = json.load(open(a.write))
-        doc["class_bandwidth_share"] = round(s, 3)
-        doc["class_bandwidth_share_source"] = (
-            "tools/fit_class_bandwidth_share.py over " + ", ".join(p[1].split("/")[-1] for p in a.pair) +
-            f": median over {len(shares)} BatchNorm shapes probed on an {a.other_gpu} and an {a.ref_gpu}")
-        with open(a.write, "w") as f:
-            json.dump(doc, f, indent=2)
-            f.write("\n")
 
 
 if __name__ == "__main__":

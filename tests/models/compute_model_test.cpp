@@ -717,38 +717,6 @@ TEST_CASE("models::compute: probed rates scale to another GPU by its CUDA-core r
   CHECK(op_gpu_time(bmm, device(), c).ms() == Approx(bmm_here));
 }
 
-TEST_CASE("models::compute: on a GPU with the same SMs and less bandwidth a BatchNorm slows by the share of its bytes (hand-computed)",
-          "[models]") {
-  // A BatchNorm at a probed 100 G elements/s: 10e6 elements take 0.1 ms; its 160 MB need 0.04 ms at the test
-  // device's 4,000 GB/s (memory efficiency 1), so the class, not the bytes, sets its time here.
-  ComputeConstants c = bare_constants();
-  c.bn_element_rate = 100e9;
-  Op bn = memory_op(160e6);
-  bn.bn_elements = 10e6;
-  Op bc = memory_op(160e6);  // a broadcast-path op at a probed 1,600 GB/s: 0.1 ms, another class
-  bc.broadcast_bytes = 160e6;
-  c.elementwise_broadcast_bw = 1600e9;
-  CHECK(op_gpu_time(bn, device(), c).ms() == Approx(0.1));
-  // Probed on a GPU with the same CUDA cores and twice the bandwidth (an H200 against an H100, roughly): the SM
-  // rule keeps 0.1 ms; with class_bandwidth_share s = 0.5 the bytes' time there, 160 MB / 8,000 GB/s = 0.02 ms,
-  // grows by the bandwidth ratio less one (2 - 1): 0.1 + 0.5 x 0.02 x 1 = 0.11 ms.
-  const double fp32_here = device().surface.fits.at(Dtype::fp32).rate.value();
-  c.reference_copy_bw = 8000e9;
-  c.reference_fp32_rate = fp32_here;
-  CHECK(op_gpu_time(bn, device(), c).ms() == Approx(0.1));
-  c.class_bandwidth_share = 0.5;
-  CHECK(op_gpu_time(bn, device(), c).ms() == Approx(0.11));
-  CHECK(op_gpu_time(bc, device(), c).ms() == Approx(0.1));  // only BatchNorm follows the share
-  // A GPU whose SM-side and bandwidth ratios agree (half of each: an A100 or a B200 against the H200 is so in the
-  // model): both rules give 0.2 ms and the share adds nothing.
-  c.reference_fp32_rate = 2 * fp32_here;
-  CHECK(op_gpu_time(bn, device(), c).ms() == Approx(0.2));
-  // The GPU it was probed on: unchanged.
-  c.reference_copy_bw = device().copy_bw.value();
-  c.reference_fp32_rate = fp32_here;
-  CHECK(op_gpu_time(bn, device(), c).ms() == Approx(0.1));
-}
-
 TEST_CASE("models::compute: channels-last ops over 2^31 - 1 elements take their wide-index rates (hand-computed)",
           "[models]") {
   ComputeConstants c = bare_constants();

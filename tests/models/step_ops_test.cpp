@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include <array>
 #include <numeric>
@@ -394,6 +396,28 @@ TEST_CASE("models::step_ops: NCHW 1x1 convolutions carry their band, k x k ones 
   CHECK(bands[nchw_pointwise_strided] > 0);
   s.channels_last = true;
   for (const Op& op : build_cnn_ops(s).micro) CHECK(op.nchw_conv_band == -1);
+}
+
+TEST_CASE("models::step_ops: DenseNet's transition pools are average pools timed by the elements they walk",
+          "[models]") {
+  // DenseNet-121 at batch 1: three transitions, each a 1x1 convolution halving the channels, then AvgPool2d(2, 2):
+  // 128 x 56 x 56 -> 28 x 28, 256 x 28 x 28 -> 14 x 14, 512 x 14 x 14 -> 7 x 7. Forward walks input + 4 x output,
+  // backward input + output (the pool class of every other average pool).
+  StepConfig s = cnn("densenet121");
+  s.micro_batch = 1;
+  std::vector<double> fwd, bwd;
+  for (const Op& op : build_cnn_ops(s).micro) {
+    if (op.name != "avgpool2.fwd" && op.name != "avgpool2.bwd") continue;
+    CHECK(op.pool == 2);
+    CHECK_FALSE(op.pool_nchw);
+    (op.name == "avgpool2.fwd" ? fwd : bwd).push_back(op.pool_elements);
+  }
+  REQUIRE(fwd.size() == 3);
+  REQUIRE(bwd.size() == 3);
+  CHECK(fwd[0] == Approx(128.0 * 56 * 56 + 4 * 128.0 * 28 * 28));
+  CHECK(bwd[0] == Approx(128.0 * 56 * 56 + 128.0 * 28 * 28));
+  CHECK(fwd[1] == Approx(256.0 * 28 * 28 + 4 * 256.0 * 14 * 14));
+  CHECK(bwd[2] == Approx(512.0 * 14 * 14 + 512.0 * 7 * 7));
 }
 
 TEST_CASE("models::step_ops: ShuffleNetV2's channel copies carry their kind in channels-last, none in NCHW",
