@@ -616,18 +616,19 @@ TEST_CASE("app::cli: held-out set 20 on an H100, predicted before it ran: GPU-bo
 
 TEST_CASE("app::cli: held-out set 21 on an H100, predicted before it ran: GPU-bound BatchNorm networks", "[cli]") {
   // calibrate/probes/results/h100-holdout21-2026-12-06.jsonl: GPU-bound BatchNorm networks no run had measured,
-  // predicted in tools/measure_holdout.py (CONFIGS21) by both rules before the run (7 of its 11 steps ran in the
-  // device time left). With the SM rule: MAPE 2.66%, DenseNet-121 b320 -9.8% the largest. The BatchNorm bandwidth
-  // share it was written to test (commit 99c8d4a) gave 4.13%, the six other networks 5% over, and was removed.
+  // predicted in tools/measure_holdout.py (CONFIGS21) by both rules before the run. Seven steps ran first; with the
+  // SM rule their MAPE was 2.66%, and the BatchNorm bandwidth share it was written to test (commit 99c8d4a) gave
+  // 4.13%, the six other networks 5% over, and was removed. The last four ran in a later session on another H100
+  // host, still unfitted: all eleven 2.73%, DenseNet-121 b320 -9.8% and ResNet-101 fp16 -7.6% the largest.
   const auto r = gp::test::run_gpuplan("calibrate check --profile calibrate/profiles/h200.json --gpu h100-sxm "
                                        "--tolerance 100 --format json "
                                        "--runs calibrate/probes/results/h100-holdout21-2026-12-06.jsonl", true);
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
-  REQUIRE(j["summary"]["mape_records"].get<int>() == 7);
+  REQUIRE(j["summary"]["mape_records"].get<int>() == 11);
   CHECK(j["summary"]["mape_pct"].get<double>() <= 4.0);
-  CHECK(j["summary"]["oom_agree"].get<int>() == 7);
-  CHECK(j["summary"]["step_range_80"]["within"].get<int>() >= 6);
+  CHECK(j["summary"]["oom_agree"].get<int>() == 11);
+  CHECK(j["summary"]["step_range_80"]["within"].get<int>() >= 10);
   for (const auto& x : j["records"]) {
     INFO(x["id"].get<std::string>());
     CHECK(std::abs(x["step_err_pct"].get<double>()) <= 12.0);
