@@ -609,6 +609,27 @@ CONFIGS21 = held_out_set(21, [
     vision("efficientnet_b4", 160),                  # 96.5 [89.9, 106.2]  | 93.7
 ])
 
+# A twenty-second set (2026-12-06, fourth session), defined and predicted before it is measured, blind: GPT shapes,
+# precisions, optimizers, checkpointing and accumulation, and vision networks at batch sizes no run has measured.
+# Predictions are in calibrate/probes/results/holdout22-predictions-2026-12-06.txt (made with the commit that adds
+# this set, for an H200 and for an H100 `--gpu h100-sxm`); the set runs on whichever card the device machine lends.
+CONFIGS22 = held_out_set(22, [
+    gpt("gpt-760m", 24, 1536, 16, 2048, 6),
+    gpt("gpt-350m", 24, 1024, 16, 2048, 8, precision="fp16", ckpt=True),
+    gpt("gpt-124m", 12, 768, 12, 1024, 16, optimizer="adamw"),
+    gpt("d1024-l12", 12, 1024, 8, 4096, 4),
+    gpt("gpt-1.3b", 24, 2048, 16, 1024, 4, accum=4, ckpt=True),
+    gpt("d1536-l16", 16, 1536, 12, 512, 24, precision="tf32"),
+    vision("resnext101_32x8d", 128),
+    vision("efficientnet_v2_s", 256),
+    vision("swin_b", 96),
+    vision("vit_b_16", 192, precision="fp16"),
+    vision("convnext_base", 128, optimizer="adamw-fused"),
+    vision("wide_resnet50_2", 256, precision="tf32"),
+    vision("regnet_y_8gf", 192),
+    vision("resnet50", 256, accum=2),
+])
+
 # ------------------------------------------------------------------------------------------------------ model
 
 class Block(nn.Module):
@@ -1028,14 +1049,14 @@ def main():
     ap.add_argument("--out", help="JSONL file to write")
     ap.add_argument("--only", default="", help="run only configurations whose id contains this")
     ap.add_argument("--list", action="store_true", help="print the configurations and exit")
-    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 22)),
-                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS21)")
+    ap.add_argument("--set", type=int, default=1, choices=tuple(range(1, 23)),
+                    help="which held-out set (CONFIGS, CONFIGS2, ... CONFIGS22)")
     ap.add_argument("--micro-launch", action="store_true",
                     help="also record the host's eager launch cost (micro/launch) before and after the runs")
     a = ap.parse_args()
     sets = {1: CONFIGS, 2: CONFIGS2, 3: CONFIGS3, 4: CONFIGS4, 5: CONFIGS5, 6: CONFIGS6, 7: CONFIGS7, 8: CONFIGS8,
             9: CONFIGS9, 10: CONFIGS10, 11: CONFIGS11, 12: CONFIGS12, 13: CONFIGS13, 14: CONFIGS14, 15: CONFIGS15,
-            16: CONFIGS16, 17: CONFIGS17, 18: CONFIGS18, 19: CONFIGS19, 20: CONFIGS20, 21: CONFIGS21}
+            16: CONFIGS16, 17: CONFIGS17, 18: CONFIGS18, 19: CONFIGS19, 20: CONFIGS20, 21: CONFIGS21, 22: CONFIGS22}
     todo = [c for c in sets[a.set] if a.only in c["id"]]
     if a.list:
         for c in todo:
