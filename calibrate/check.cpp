@@ -87,9 +87,14 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
     if (!rec.expressible) {
       ++s.not_expressible;
     } else {
-      ++s.oom_records;
-      rr.oom_agrees = p.oom == rec.measured.oom;
-      if (rr.oom_agrees) ++s.oom_agree;
+      // A record that carries no outcome (no step time, no peak, no out-of-memory flag: a blind prediction file)
+      // has nothing to agree with, so it is not counted.
+      const bool outcome = rec.measured.oom || rec.measured.step_ms || rec.measured.peak_mem_gib;
+      if (outcome) {
+        ++s.oom_records;
+        rr.oom_agrees = p.oom == rec.measured.oom;
+        if (*rr.oom_agrees) ++s.oom_agree;
+      }
       if (p.reason == "needs the data-loader simulation") ++s.needs_pipeline;
     }
     if (p.step_ms && rec.measured.step_ms) {
@@ -193,8 +198,8 @@ std::string render_table(const CheckReport& r) {
              : *rec.measured.step_ms >= *p.step_ms_p10 && *rec.measured.step_ms <= *p.step_ms_p90 ? "in"
                                                                                                  : "out",
              5, true)
-      << "  " << (rec.measured.oom ? "y" : "n") << "/"
-      << (p.oom ? "y" : "n") << (rr.oom_agrees ? "" : " !") << "\n";
+      << "  " << (!rr.oom_agrees ? "-" : rec.measured.oom ? "y" : "n") << "/"
+      << (p.oom ? "y" : "n") << (rr.oom_agrees.value_or(true) ? "" : " !") << "\n";
     if (!p.step_ms && !p.reason.empty() && !p.oom) o << "    not predicted: " << p.reason << "\n";
   }
   const auto& s = r.summary;
@@ -296,7 +301,7 @@ nlohmann::json render_json(const CheckReport& r) {
                         {"measured_oom", rec.measured.oom},
                         {"step_err_pct", opt(rr.step_err_pct)},
                         {"peak_mem_err_pct", opt(rr.mem_err_pct)},
-                        {"oom_agrees", rr.oom_agrees},
+                        {"oom_agrees", rr.oom_agrees ? nlohmann::json(*rr.oom_agrees) : nlohmann::json()},
                         {"in_gpu_bound_mape", rr.in_mape}};
     if (!p.reason.empty()) j["reason"] = p.reason;
     if (p.step_ms) {

@@ -51,7 +51,7 @@ struct RecordResult {
   RecordPrediction prediction;
   std::optional<double> step_err_pct;   // (predicted - measured) / measured
   std::optional<double> mem_err_pct;
-  bool oom_agrees = true;
+  std::optional<bool> oom_agrees;      // unset where the record is not expressible or carries no outcome
   bool in_mape = false;                 // counted in the GPU-bound step-time MAPE
 };
 

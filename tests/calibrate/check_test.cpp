@@ -248,7 +248,12 @@ TEST_CASE("calibrate::check: predictions never read measured fields", "[calibrat
     CHECK(pa.step_ms == pb.step_ms);
     CHECK(pa.peak_mem_gib == pb.peak_mem_gib);
     CHECK(pa.oom == pb.oom);
+    // Without an outcome there is nothing to agree with: no verdict, and none counted.
+    CHECK_FALSE(b.records[i].oom_agrees.has_value());
   }
+  CHECK(a.summary.oom_records > 0);
+  CHECK(b.summary.oom_records == 0);
+  CHECK(b.summary.oom_agree == 0);
 }
 
 TEST_CASE("calibrate::check: CPU data-pipeline records stay out of the GPU-bound MAPE", "[calibrate]") {
