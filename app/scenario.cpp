@@ -327,7 +327,8 @@ struct Parser {
 
   void container(ObjectReader& r, JobConfig& job) {
     if (const ImageSpec* im = lookup(r, "image", cat.images, "image", "images", true)) job.container.image = *im;
-    if (auto cpus = r.positive("cpus", false)) job.container.cpus = *cpus;
+    // docker run --cpus takes multiples of 0.01; smaller would leave the simulated workers almost no CPU.
+    if (auto cpus = r.number("cpus", false, 0.01, 1e5)) job.container.cpus = *cpus;
     if (auto mem = r.positive("memory_gib", false)) job.container.memory = Bytes::gib(*mem);
   }
 

@@ -28,7 +28,7 @@ PipelinePredictor loader_pipeline(const GpuProfile& profile, double all_core_slo
     const auto workers = number(in, "num_workers");
     std::optional<double> cores;
     if (in.contains("host") && in["host"].is_object()) cores = number(in["host"], "cpu_cores");
-    if (!cpu_ms || !batch || !workers || !cores || *cores <= 0 || *batch < 1 || h2d.value() <= 0) return std::nullopt;
+    if (!cpu_ms || !batch || !workers || !cores || *cores < 1 || *batch < 1 || h2d.value() <= 0) return std::nullopt;
     sim::PipelineRun run;
     run.sample_cpu = Seconds::ms(*cpu_ms);
     run.sample_cpu_cv = DataLoaderConfig{}.sample_cpu_cv;  // the scenario default; a batch averages it out

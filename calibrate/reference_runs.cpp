@@ -65,8 +65,8 @@ void check_train_inputs(FieldReader& r, const std::string& data) {
     r.integer("num_workers", false, 0, 1024);
     r.integer("prefetch_factor", false, 1, 1024);
     r.positive_at_most("sample_cpu_ms_1thread", false, 1e5);
-    if (auto host = r.object("host", false)) host->integer("cpu_cores", false, 1, 1e5);
   }
+  if (auto host = r.object("host", false)) host->integer("cpu_cores", false, 1, 1e5);
 }
 
 }  // namespace
@@ -164,6 +164,9 @@ std::vector<RunRecord> parse_runs(const std::vector<std::string>& lines, const s
     for (const auto& f : measured_fields()) rec.input.erase(f);
     if (rec.kind == "train") {
       auto why = step_from_input(rec.input, rec.step);
+      // Only the two kinds of the reference format have a model; any other is counted as not expressible.
+      if (!why && rec.data != "synthetic-on-gpu" && rec.data != "cpu-jpeg-pipeline")
+        why = "unknown `data` \"" + rec.data + "\" (expected synthetic-on-gpu or cpu-jpeg-pipeline)";
       rec.expressible = !why;
       rec.reason = why.value_or("");
     }

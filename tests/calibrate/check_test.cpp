@@ -399,6 +399,20 @@ TEST_CASE("calibrate::reference_runs: corrupted input fields are named with thei
   REQUIRE(g.size() == 1);
   CHECK_FALSE(g[0].expressible);
   CHECK(g[0].reason == "gpt needs heads that divide d_model");
+  // Fuzzing found two more (this session): a `data` that is neither kind went to the loader simulation, and with
+  // host cpu_cores 1e-300 beside it that simulation never ended. Now cpu_cores is checked wherever it appears, and
+  // an unknown `data` is a record that says why it is not predicted.
+  const std::string gpu = R"("kind":"train","model":"resnet50","precision":"bf16","batch":64,)";
+  std::vector<std::string> e2;
+  CHECK(parse_runs({"{\"id\":\"c\"," + gpu + R"("data":"","host":{"cpu_cores":1e-300}})"}, "runs.jsonl", e2).empty());
+  REQUIRE(e2.size() == 1);
+  CHECK(e2[0] == "runs.jsonl:1:/host/cpu_cores: must be an integer in [1, 100000], got 1e-300");
+  e2.clear();
+  const auto u = parse_runs({"{\"id\":\"u\"," + gpu + R"("data":"tfrecord-on-s3"})"}, "runs.jsonl", e2);
+  CHECK(e2.empty());
+  REQUIRE(u.size() == 1);
+  CHECK_FALSE(u[0].expressible);
+  CHECK(u[0].reason == "unknown `data` \"tfrecord-on-s3\" (expected synthetic-on-gpu or cpu-jpeg-pipeline)");
 }
 
 TEST_CASE("calibrate::reference_runs: a record's logits_kept reaches the step, kept unless it says false",
