@@ -66,7 +66,7 @@ struct CheckSummary {
   std::string max_err_id;
   int mape_records = 0;       // GPU-bound records with both times (those the MAPE averages)
   int within_25 = 0;
-  int oom_records = 0, oom_agree = 0;  // OOM agreement over all expressible train records
+  int oom_records = 0, oom_agree = 0;  // OOM agreement over expressible train records with an outcome
   double mem_mape_pct = 0;    // mean |peak-mem error| over records with a measured peak
   int mem_records = 0;
   double tolerance_pct = 10;

@@ -66,7 +66,7 @@ void loader_advice(const AdviceInputs& a, std::vector<std::string>& out) {
                       100 * share, j.loader.num_workers, need));
   }
   if (cores > 0 && demand > cores) {
-    out.push_back(fmt("CPU-bound input: %.0f GPUs need ~%.0f cores of data loading, the container has %.0f: decode on "
+    out.push_back(fmt("CPU-bound input: %.0f GPUs need ~%.0f cores of data loading, the container has %g: decode on "
                       "the GPU (e.g. DALI), pre-process offline, or use an instance with more vCPUs",
                       g, demand, cores));
   }

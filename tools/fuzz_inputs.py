@@ -40,15 +40,20 @@ def paths(o, p=()):
             yield from paths(v, p + (i,))
 
 
+def parent_of(o, p):
+    for k in p[:-1]:
+        o = o[k]
+    return o
+
+
 def mutate(o, rng):
+    """One to three values replaced by a weird one, or their keys removed."""
     for _ in range(rng.randint(1, 3)):
         ps = [p for p in paths(o) if p]
         if not ps:
             return
         p = rng.choice(ps)
-        parent = o
-        for k in p[:-1]:
-            parent = parent[k]
+        parent = parent_of(o, p)
         if rng.random() < 0.15:
             if isinstance(parent, dict):
                 parent.pop(p[-1], None)
@@ -59,24 +64,13 @@ def mutate(o, rng):
 
 
 def mutate_numbers(e, rng):
-    nums = []
-
-    def walk(o, p):
-        if isinstance(o, dict):
-            for k, v in o.items():
-                walk(v, p + [k])
-        elif isinstance(o, (int, float)) and not isinstance(o, bool):
-            nums.append(p)
-
-    walk(e, [])
+    """One or two of the entry's numbers set to an extreme one."""
+    nums = [p for p in paths(e) if p and isinstance(parent_of(e, p)[p[-1]], (int, float))
+            and not isinstance(parent_of(e, p)[p[-1]], bool)]
     for _ in range(rng.randint(1, 2)):
-        if not nums:
-            return
-        p = rng.choice(nums)
-        o = e
-        for k in p[:-1]:
-            o = o[k]
-        o[p[-1]] = rng.choice(NUMBERS)
+        if nums:
+            p = rng.choice(nums)
+            parent_of(e, p)[p[-1]] = rng.choice(NUMBERS)
 
 
 def main():

@@ -697,3 +697,13 @@ TEST_CASE("app::cli: calibrate check suggests the runs' host CPU factor and --ho
   const auto bad = gp::test::run_gpuplan(base + " --host-cpu-scale 0");
   CHECK(bad.code == 2);
 }
+
+TEST_CASE("app::cli: the CPU-bound advice names a fractional container CPU limit as given", "[cli]") {
+  // docker run --cpus 0.5 (tests/data/half-cpu-container.json): the advice printed the limit rounded to whole
+  // cores, "the container has 0", which reads as no CPU at all.
+  const auto r = gpuplan("run --no-db -q --format json tests/data/half-cpu-container.json");
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["configs"].size() == 1);
+  CHECK(j["configs"][0]["advice"].dump().find("the container has 0.5: decode on the GPU") != std::string::npos);
+}

@@ -399,7 +399,7 @@ TEST_CASE("calibrate::reference_runs: corrupted input fields are named with thei
   REQUIRE(g.size() == 1);
   CHECK_FALSE(g[0].expressible);
   CHECK(g[0].reason == "gpt needs heads that divide d_model");
-  // Fuzzing found two more (this session): a `data` that is neither kind went to the loader simulation, and with
+  // Fuzzing found two more (2026-12-06): a `data` that is neither kind went to the loader simulation, and with
   // host cpu_cores 1e-300 beside it that simulation never ended. Now cpu_cores is checked wherever it appears, and
   // an unknown `data` is a record that says why it is not predicted.
   const std::string gpu = R"("kind":"train","model":"resnet50","precision":"bf16","batch":64,)";
