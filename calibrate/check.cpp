@@ -223,7 +223,7 @@ std::string render_table(const CheckReport& r) {
   o
     << "OOM agreement: " << s.oom_agree << "/" << s.oom_records << "; peak-memory mean abs error: "
     << fmt("%.1f", s.mem_mape_pct) << "% over " << s.mem_records << " records\n"
-    << "train records: " << s.train_records << " (GPU-bound " << s.gpu_bound << "), predicted " << s.predicted
+    << "train records: " << s.train_records << " (GPU-bound " << s.gpu_bound << "), step times compared " << s.predicted
     << ", not expressible " << s.not_expressible << ", needing the data-loader simulation " << s.needs_pipeline
     << "\n";
   const LoaderCheckSummary L = summarize_loader(r);

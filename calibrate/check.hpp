@@ -58,7 +58,7 @@ struct RecordResult {
 struct CheckSummary {
   int train_records = 0;
   int gpu_bound = 0;          // data: synthetic-on-gpu
-  int predicted = 0;          // with a predicted step time and a measured one
+  int predicted = 0;          // with a predicted step time and a measured one ("step times compared")
   int not_expressible = 0;    // the model cannot express the record (reason per record)
   int needs_pipeline = 0;     // CPU data-pipeline records without a pipeline predictor
   double mape_pct = 0;        // over GPU-bound records with both times

@@ -481,3 +481,53 @@ TEST_CASE("calibrate::check: a file with no GPU-bound step to compare fails and 
   CHECK_FALSE(rep.summary.pass);
   CHECK(render_table(rep).find("nothing to check: FAIL") != std::string::npos);
 }
+
+TEST_CASE("calibrate::check: every reference step predicted over a batch sweep keeps the invariants of batch size", "[calibrate]") {
+  // Each GPU-bound reference configuration, its measurements removed, at 18 micro-batch sizes from 1 to 512.
+  // Whatever the shape effects, more samples of the same step never take less time or memory; fixed costs (launch
+  // overhead, weights, optimizer) amortise, so the time and the peak per sample do not grow with the batch beyond
+  // a few percent of tile rounding (tensors over 2^31 elements, which do, start beyond these batches or do not
+  // fit); and a batch that does not fit is followed by none that does.
+  const Inputs in = load_inputs();
+  const std::vector<int> batches{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512};
+  std::vector<std::string> lines;
+  int configs = 0;
+  for (const auto& r : in.runs) {
+    if (r.kind != "train" || !gpu_bound(r)) continue;
+    ++configs;
+    for (int b : batches) {
+      nlohmann::json x = r.input;
+      x["batch"] = b;
+      x["id"] = r.id + "@" + std::to_string(b);
+      lines.push_back(x.dump());
+    }
+  }
+  REQUIRE(configs >= 40);
+  std::vector<std::string> errors;
+  const auto runs = parse_runs(lines, "sweep", errors);
+  REQUIRE(errors.empty());
+  const CheckReport rep = run_check(runs, in.profile, in.constants, 10.0);
+  REQUIRE(rep.records.size() == lines.size());
+  int pairs = 0, fit_pairs = 0;
+  for (size_t i = 0; i + 1 < rep.records.size(); ++i) {
+    if (i % batches.size() == batches.size() - 1) continue;  // the next record is another configuration
+    const auto& a = rep.records[i].prediction;
+    const auto& b = rep.records[i + 1].prediction;
+    const double ba = batches[i % batches.size()], bb = batches[i % batches.size() + 1];
+    INFO(rep.records[i + 1].record->id);
+    REQUIRE(a.peak_mem_gib);
+    REQUIRE(b.peak_mem_gib);
+    CHECK(*b.peak_mem_gib >= *a.peak_mem_gib);
+    CHECK(*b.peak_mem_gib / bb <= *a.peak_mem_gib / ba * 1.001);
+    if (a.oom) CHECK(b.oom);
+    ++pairs;
+    if (a.oom || b.oom) continue;
+    REQUIRE(a.step_ms);
+    REQUIRE(b.step_ms);
+    CHECK(*b.step_ms >= *a.step_ms);
+    CHECK(*b.step_ms / bb <= *a.step_ms / ba * 1.03);
+    ++fit_pairs;
+  }
+  CHECK(pairs == configs * static_cast<int>(batches.size() - 1));
+  CHECK(fit_pairs > pairs / 2);
+}
