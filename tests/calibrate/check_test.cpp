@@ -531,3 +531,72 @@ TEST_CASE("calibrate::check: every reference step predicted over a batch sweep k
   CHECK(pairs == configs * static_cast<int>(batches.size() - 1));
   CHECK(fit_pairs > pairs / 2);
 }
+
+TEST_CASE("calibrate::check: GPT reference steps over sequence length and gradient accumulation keep their invariants", "[calibrate]") {
+  // Sequence length: more tokens per sample never take less time or memory (launch-bound steps take the same time:
+  // the host issues the same kernels). Gradient accumulation: a micro-batches take a times
+  // the work of one plus one optimizer update, so the step grows with a and the time per micro-batch stays within a
+  // few percent (the accumulation adds into existing gradients); the peak is that of one micro-batch with the
+  // gradients held across, the same from two micro-batches on.
+  const Inputs in = load_inputs();
+  const std::vector<int> seqs{64, 128, 256, 512, 1024, 2048, 4096};
+  const std::vector<int> accums{1, 2, 4, 8};
+  std::vector<std::string> lines;
+  int gpts = 0, configs = 0;
+  for (const auto& r : in.runs) {
+    if (r.kind != "train" || !gpu_bound(r)) continue;
+    ++configs;
+    nlohmann::json x = r.input;
+    x["grad_accum"] = 1;
+    for (int a : accums) {
+      x["grad_accum"] = a;
+      x["id"] = r.id + "@a" + std::to_string(a);
+      lines.push_back(x.dump());
+    }
+    if (r.input.value("model", "") != "gpt") continue;
+    ++gpts;
+    x = r.input;
+    for (int s : seqs) {
+      x["seq"] = s;
+      x["id"] = r.id + "@s" + std::to_string(s);
+      lines.push_back(x.dump());
+    }
+  }
+  REQUIRE(gpts >= 20);
+  std::vector<std::string> errors;
+  const auto runs = parse_runs(lines, "sweep", errors);
+  REQUIRE(errors.empty());
+  const CheckReport rep = run_check(runs, in.profile, in.constants, 10.0);
+  REQUIRE(rep.records.size() == lines.size());
+  auto key = [](const RecordResult& r) { return r.record->id.substr(0, r.record->id.rfind('@') + 2); };
+  auto value = [](const RecordResult& r) { return std::stod(r.record->id.substr(r.record->id.rfind('@') + 2)); };
+  int seq_pairs = 0, accum_pairs = 0;
+  for (size_t i = 0; i + 1 < rep.records.size(); ++i) {
+    const auto& ra = rep.records[i];
+    const auto& rb = rep.records[i + 1];
+    if (key(ra) != key(rb)) continue;
+    const auto& a = ra.prediction;
+    const auto& b = rb.prediction;
+    const double xa = value(ra), xb = value(rb);
+    INFO(rb.record->id);
+    REQUIRE(a.peak_mem_gib);
+    REQUIRE(b.peak_mem_gib);
+    CHECK(*b.peak_mem_gib >= *a.peak_mem_gib * 0.999);
+    if (a.oom) CHECK(b.oom);
+    if (a.oom || b.oom) continue;
+    REQUIRE(a.step_ms);
+    REQUIRE(b.step_ms);
+    if (key(ra).back() == 's') {
+      CHECK(*b.step_ms >= *a.step_ms);  // equal where the host's launches set the step
+      ++seq_pairs;
+    } else {
+      CHECK(*b.step_ms > *a.step_ms);
+      CHECK(*b.step_ms / xb <= *a.step_ms / xa * 1.03);
+      CHECK(*b.step_ms / xb >= *a.step_ms / xa * 0.8);
+      if (xa >= 2) CHECK(*b.peak_mem_gib == Approx(*a.peak_mem_gib).epsilon(0.01));
+      ++accum_pairs;
+    }
+  }
+  CHECK(accum_pairs >= configs * 3 / 2);
+  CHECK(seq_pairs >= gpts * 3);
+}
