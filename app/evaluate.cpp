@@ -174,9 +174,19 @@ std::vector<ConfigOutcome> evaluate(const Scenario& sc, const Catalog& cat, cons
   for (std::size_t i = 0; i < sc.configs.size(); ++i) {
     std::string trace;
     const bool want_trace = i == 0 && !opts.trace_path.empty();
-    out.push_back({sc.configs[i], ev.run(sc.configs[i], want_trace ? &trace : nullptr)});
+    ConfigOutcome c;
+    c.job = sc.configs[i];
+    c.result = ev.run(sc.configs[i], want_trace ? &trace : nullptr);
+    out.push_back(std::move(c));
     if (want_trace) write_trace(opts.trace_path, trace, io_notes);
     if (opts.progress) opts.progress(i + 1, sc.configs.size());
+  }
+  if (sc.concrete.size() == out.size()) {
+    auto sweep = sweep_values(sc.concrete);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      out[i].sweep = std::move(sweep[i]);
+      out[i].sweep_label = sweep_label(out[i].sweep, sc.sweep_dims);
+    }
   }
   if (opts.warnings) {
     const auto n = ev.notes();

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
+#include <map>
+#include <set>
 #include <sstream>
 
 namespace gp::app {
@@ -86,6 +89,13 @@ std::string deadline_risk(const JobResult& r, std::optional<double> deadline) {
   return " At the slow end of its range it takes " + sig3(r.time_to_train_p90.hours()) + " h, past the deadline.";
 }
 
+bool any_sweep(const std::vector<ConfigOutcome>& all) {
+  for (const auto& c : all) {
+    if (!c.sweep_label.empty()) return true;
+  }
+  return false;
+}
+
 std::string render_table(const std::vector<ConfigOutcome>& all, const std::string& name,
                          std::optional<double> deadline, long long run_id) {
   std::ostringstream os;
@@ -105,6 +115,13 @@ std::string render_table(const std::vector<ConfigOutcome>& all, const std::strin
     while (!row.empty() && row.back() == ' ') row.pop_back();
     os << row << "\n";
   }
+  // What each configuration chose in the sweep, beyond the columns (the rows are already 100 wide).
+  if (any_sweep(all)) {
+    os << "\n";
+    for (const auto& c : all) {
+      if (!c.sweep_label.empty()) os << wrap(pad(c.job.id, 6, true) + c.sweep_label, 100, 8);
+    }
+  }
   int best = pick_best(all, deadline);
   os << "\n";
   if (best < 0) {
@@ -114,8 +131,9 @@ std::string render_table(const std::vector<ConfigOutcome>& all, const std::strin
     const auto& b = all[static_cast<std::size_t>(best)];
     std::ostringstream line;
     line << "Cheapest" << (deadline ? " within " + sig3(*deadline) + " h" : "") << ": " << b.job.id << " ("
-         << b.job.cluster.total_gpus() << " x " << b.job.cluster.gpu.id << ", " << cluster_label(b.job) << "): "
-         << sig3(b.result.time_to_train.hours()) << " h, " << money(b.result.cost.value()) << range_text(b.result)
+         << b.job.cluster.total_gpus() << " x " << b.job.cluster.gpu.id << ", " << cluster_label(b.job)
+         << (b.sweep_label.empty() ? "" : ", " + b.sweep_label) << "): " << sig3(b.result.time_to_train.hours())
+         << "\u00a0h, " << money(b.result.cost.value()) << range_text(b.result)
          << ", bottleneck " << b.result.bottleneck << "." << deadline_risk(b.result, deadline);
     os << wrap(line.str(), 100, 2);
     for (const auto& a : b.result.advice) os << wrap("  - " + a, 100, 4);
@@ -149,12 +167,14 @@ std::string render_csv(const std::vector<ConfigOutcome>& all) {
   std::string head;
   for (const auto& k : kFlatKeys) head += (head.empty() ? "" : ",") + k;
   for (const auto& k : kBreakdownKeys) head += ",breakdown_" + k + "_s";
+  head += ",sweep";
   os << head << "\n";
   for (const auto& c : all) {
     json j = config_json(c);
     std::string row;
     for (const auto& k : kFlatKeys) row += (row.empty() ? "" : ",") + csv_escape(cell_text(j[k]));
     for (const auto& k : kBreakdownKeys) row += "," + cell_text(j["breakdown_s"][k]);
+    row += "," + csv_escape(c.sweep_label);
     os << row << "\n";
   }
   return os.str();
@@ -165,8 +185,10 @@ std::string render_md(const std::vector<ConfigOutcome>& all, const std::string& 
   std::ostringstream os;
   os << "# " << (name.empty() ? "gpuplan run" : name) << "\n\n";
   os << "| id | GPUs | cluster | step (s) | step, 80% range (s) | samples/s | time to train (h) | cost | cost, 80% range "
-        "| $/1k steps | GPU busy | MFU | GiB/GPU | fits | bottleneck |\n";
-  os << "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n";
+        "| $/1k steps | GPU busy | MFU | GiB/GPU | fits | bottleneck |"
+     << (any_sweep(all) ? " sweep |" : "") << "\n";
+  os << "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|" << (any_sweep(all) ? "---|" : "")
+     << "\n";
   for (const auto& c : all) {
     const auto& r = c.result;
     os << "| " << c.job.id << " | " << c.job.cluster.total_gpus() << " | " << cluster_label(c.job) << " | "
@@ -175,12 +197,13 @@ std::string render_md(const std::vector<ConfigOutcome>& all, const std::string& 
        << money(r.cost.value()) << " | " << money(r.cost_p10.value()) << "-" << money(r.cost_p90.value()) << " | "
        << money(r.cost_per_1k_steps.value()) << " | " << fixed(100 * r.gpu_busy_frac, 0) << "% | "
        << fixed(100 * r.mfu, 0) << "% | " << fixed(r.memory_per_gpu.gib(), 1) << " | " << (r.fits ? "yes" : "no")
-       << " | " << r.bottleneck << " |\n";
+       << " | " << r.bottleneck << " |" << (any_sweep(all) ? " " + c.sweep_label + " |" : "") << "\n";
   }
   int best = pick_best(all, deadline);
   if (best >= 0) {
     const auto& b = all[static_cast<std::size_t>(best)];
-    os << "\n**Cheapest" << (deadline ? " within " + sig3(*deadline) + " h" : "") << ":** " << b.job.id << ", "
+    os << "\n**Cheapest" << (deadline ? " within " + sig3(*deadline) + " h" : "") << ":** " << b.job.id
+       << (b.sweep_label.empty() ? "" : " (" + b.sweep_label + ")") << ", "
        << money(b.result.cost.value()) << ", " << sig3(b.result.time_to_train.hours()) << " h" << range_text(b.result)
        << "." << deadline_risk(b.result, deadline) << "\n";
     for (const auto& a : b.result.advice) os << "- " << a << "\n";
@@ -230,6 +253,7 @@ json config_json(const ConfigOutcome& c) {
   j["gpu"] = c.job.cluster.gpu.id;
   j["steps"] = r.steps;
   j["global_batch"] = c.job.global_batch();
+  j["sweep"] = c.sweep;
   j["step_time_s"] = r.step_time.value();
   j["throughput_samples_per_s"] = r.throughput_samples_per_s;
   j["time_to_train_h"] = r.time_to_train.hours();
@@ -291,6 +315,83 @@ std::string render(const std::vector<ConfigOutcome>& all, Format f, const std::s
     }
   }
   return "";
+}
+
+namespace {
+
+// Leaves of a scenario document by dotted path, in document order (object members; an array is one value).
+void flatten(const nlohmann::json& v, const std::string& path,
+             std::vector<std::pair<std::string, const nlohmann::json*>>& out) {
+  if (v.is_object() && !v.empty()) {
+    for (auto it = v.begin(); it != v.end(); ++it) flatten(it.value(), path.empty() ? it.key() : path + "." + it.key(), out);
+  } else {
+    out.emplace_back(path, &v);
+  }
+}
+
+std::string label_value(const json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_null()) return "unset";
+  return v.dump();
+}
+
+}  // namespace
+
+std::vector<json> sweep_values(const std::vector<nlohmann::json>& concrete) {
+  // Every path in the order it first appears, and each configuration's value there (null where it is absent).
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const nlohmann::json*>> at;
+  for (std::size_t i = 0; i < concrete.size(); ++i) {
+    std::vector<std::pair<std::string, const nlohmann::json*>> leaves;
+    flatten(concrete[i], "", leaves);
+    for (const auto& [p, v] : leaves) {
+      auto& vals = at[p];
+      if (vals.empty()) {
+        order.push_back(p);
+        vals.assign(concrete.size(), nullptr);
+      }
+      vals[i] = v;
+    }
+  }
+  std::vector<json> out(concrete.size(), json::object());
+  for (const auto& p : order) {
+    const auto& vals = at[p];
+    auto same = [&](const nlohmann::json* a, const nlohmann::json* b) { return a && b ? *a == *b : a == b; };
+    if (std::all_of(vals.begin(), vals.end(), [&](const auto* v) { return same(v, vals.front()); })) continue;
+    for (std::size_t i = 0; i < concrete.size(); ++i) out[i][p] = vals[i] ? json(*vals[i]) : json(nullptr);
+  }
+  return out;
+}
+
+std::string sweep_label(const json& sweep, const std::vector<std::string>& dims) {
+  static const std::set<std::string> shown = {"cluster.nodes", "cluster.instance", "cluster.gpu",
+                                              "cluster.gpus_per_node", "cluster.gpus"};
+  auto last = [](const std::string& p) { return p.substr(p.rfind('.') + 1); };
+  auto under = [](const std::string& p, const std::string& d) {
+    return d.empty() || p == d || (p.size() > d.size() && p.compare(0, d.size(), d) == 0 && p[d.size()] == '.');
+  };
+  std::string out;
+  auto add = [&](const std::string& text) { out += (out.empty() ? "" : " ") + text; };
+  for (const auto& d : dims) {
+    std::vector<std::pair<std::string, const json*>> fields;
+    for (auto it = sweep.begin(); it != sweep.end(); ++it) {
+      const std::string& p = it.key();
+      if (!under(p, d) || shown.count(p)) continue;
+      // A field under a deeper place of choice is that place's to show.
+      const bool deeper = std::any_of(dims.begin(), dims.end(), [&](const std::string& e) {
+        return e.size() > d.size() && under(e, d) && under(p, e);
+      });
+      if (deeper) continue;
+      if (p != d && it.value().is_null()) continue;  // unset in this configuration's choice
+      fields.emplace_back(p, &it.value());
+    }
+    // Names first ("plan=on-prem", "model=gpt-1.3b"): they say most about a chosen object.
+    std::stable_sort(fields.begin(), fields.end(),
+                     [](const auto& a, const auto& b) { return a.second->is_string() && !b.second->is_string(); });
+    for (std::size_t k = 0; k < fields.size() && k < 2; ++k) add(last(fields[k].first) + "=" + label_value(*fields[k].second));
+    if (fields.size() > 2) add("...");
+  }
+  return out;
 }
 
 }  // namespace gp::app

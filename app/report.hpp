@@ -13,7 +13,23 @@ namespace gp::app {
 struct ConfigOutcome {
   JobConfig job;
   JobResult result;
+  // What sets this configuration apart in its sweep: each scenario field whose value differs between the
+  // configurations, by dotted path ("workload.micro_batch"), with this configuration's value (null where unset).
+  // Empty for one configuration.
+  nlohmann::ordered_json sweep = nlohmann::ordered_json::object();
+  // The same for the table, short: see sweep_label.
+  std::string sweep_label;
 };
+
+// The swept fields of each configuration (ConfigOutcome::sweep) from the concrete scenario documents, one per
+// configuration in sweep order: the leaves (object members; arrays count as one value) that are not equal in all.
+std::vector<nlohmann::ordered_json> sweep_values(const std::vector<nlohmann::json>& concrete);
+
+// A configuration's sweep in a few words ("micro_batch=4 cuda_graphs=true"), one entry per place the sweep chose
+// (`dims`, Scenario::sweep_dims): a chosen value as name=value; a chosen object by its first two fields that differ
+// and are set ("plan=on-prem capex_per_node_usd=310000 ..."). The cluster's nodes, instance and GPU are left out:
+// the table shows them in its own columns.
+std::string sweep_label(const nlohmann::ordered_json& sweep, const std::vector<std::string>& dims);
 
 // The documented per-configuration JSON object.
 nlohmann::ordered_json config_json(const ConfigOutcome& c);

@@ -544,6 +544,21 @@ std::optional<Scenario> load_scenario_text(const std::string& text, const std::s
     job.id = id;
     sc.configs.push_back(std::move(job));
     sc.concrete.push_back(pt.doc);
+    for (const auto& [cptr, optr] : pt.origin) {
+      std::string dotted;
+      // "/workload/micro_batch" -> "workload.micro_batch" (RFC 6901 escapes undone).
+      for (std::size_t at = 1; at <= cptr.size();) {
+        std::size_t next = cptr.find('/', at);
+        if (next == std::string::npos) next = cptr.size();
+        std::string token = cptr.substr(at, next - at);
+        for (std::size_t k; (k = token.find("~1")) != std::string::npos;) token.replace(k, 2, "/");
+        for (std::size_t k; (k = token.find("~0")) != std::string::npos;) token.replace(k, 2, "~");
+        dotted += (dotted.empty() ? "" : ".") + token;
+        at = next + 1;
+      }
+      if (std::find(sc.sweep_dims.begin(), sc.sweep_dims.end(), dotted) == sc.sweep_dims.end())
+        sc.sweep_dims.push_back(dotted);
+    }
   }
   if (!diags.empty()) return std::nullopt;
   return sc;

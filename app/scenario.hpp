@@ -21,6 +21,9 @@ struct Scenario {
   std::string description;
   std::vector<JobConfig> configs;
   std::vector<json> concrete;       // the concrete JSON of each configuration (same order as configs)
+  // Where the sweep chose: the dotted path ("workload.micro_batch") of each place a list was replaced by one of its
+  // elements, in the order first met. Empty for a scenario without lists.
+  std::vector<std::string> sweep_dims;
 };
 
 // Most configurations one scenario may expand to; more is reported as an error.

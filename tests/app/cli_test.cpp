@@ -707,3 +707,36 @@ TEST_CASE("app::cli: the CPU-bound advice names a fractional container CPU limit
   REQUIRE(j["configs"].size() == 1);
   CHECK(j["configs"][0]["advice"].dump().find("the container has 0.5: decode on the GPU") != std::string::npos);
 }
+
+TEST_CASE("app::cli: run names each configuration's choices in a sweep and in the recommendation", "[cli]") {
+  // scenarios/cuda-graphs-small-batch.json sweeps two workloads (4 x 256 and 16 x 1024 tokens) by cuda_graphs
+  // false / true: c0000 is the small eager one, c0002 the small one as a graph.
+  auto j = gpuplan("run scenarios/cuda-graphs-small-batch.json --no-db -q --format json");
+  REQUIRE(j.code == 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  REQUIRE(doc["configs"].size() == 4);
+  CHECK(doc["configs"][0]["sweep"] ==
+        nlohmann::json::parse(R"({"software.cuda_graphs": false, "workload.micro_batch": 4, "workload.seq": 256})"));
+  CHECK(doc["configs"][3]["sweep"]["workload.seq"] == 1024);
+  CHECK(doc["configs"][3]["sweep"]["software.cuda_graphs"] == true);
+  auto t = gpuplan("run scenarios/cuda-graphs-small-batch.json --no-db -q");
+  REQUIRE(t.code == 0);
+  CHECK(t.out.find("\nc0000 cuda_graphs=false micro_batch=4 seq=256\n") != std::string::npos);
+  CHECK(t.out.find("c0002 (1 x h200-sxm, aws-p5en.48xlarge, cuda_graphs=true micro_batch=4 seq=256)") !=
+        std::string::npos);
+  // The table stays within 100 columns with the legend, and a scenario that sweeps only what the columns show
+  // (straggler-scaling: the node count) gets none.
+  std::size_t widest = 0;
+  for (std::size_t s = 0, e; s < t.out.size(); s = e + 1) {
+    e = t.out.find('\n', s);
+    if (e == std::string::npos) e = t.out.size();
+    widest = std::max(widest, e - s);
+  }
+  CHECK(widest <= 100);
+  auto plain = gpuplan("run scenarios/straggler-scaling.json --no-db -q");
+  REQUIRE(plain.code == 0);
+  CHECK(plain.out.find("\nc0000 ") == plain.out.rfind("\nc0000 "));  // the table's row only
+  auto csv = gpuplan("run scenarios/cuda-graphs-small-batch.json --no-db -q --format csv");
+  CHECK(csv.out.find(",sweep\n") != std::string::npos);
+  CHECK(csv.out.find(",cuda_graphs=true micro_batch=16 seq=1024\n") != std::string::npos);
+}

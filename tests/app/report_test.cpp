@@ -57,3 +57,35 @@ TEST_CASE("app::report: the recommendation gives its 80% range and warns when th
   c.result.time_to_train_p10 = c.result.time_to_train_p90 = c.result.time_to_train;
   CHECK(gp::app::render({c}, gp::app::Format::md, "s", 14.0, 0).find("h (80% range") == std::string::npos);
 }
+
+TEST_CASE("app::report: a sweep names what each configuration chose, by hand") {
+  using nlohmann::json;
+  // Three configurations of a hand-written sweep: a list of workloads (objects differing in two fields), a list
+  // of pricing plans (objects with different fields) and the node count (shown in its own column).
+  const std::vector<json> concrete = {
+      json::parse(R"({"workload": {"model": "gpt-124m", "seq": 256, "micro_batch": 4},
+                      "cluster": {"nodes": 1, "pricing": {"plan": "on-prem", "capex_per_node_usd": 310000, "pue": 1.2}}})"),
+      json::parse(R"({"workload": {"model": "gpt-124m", "seq": 1024, "micro_batch": 16},
+                      "cluster": {"nodes": 2, "pricing": {"plan": "on-prem", "capex_per_node_usd": 310000, "pue": 1.2}}})"),
+      json::parse(R"({"workload": {"model": "gpt-124m", "seq": 256, "micro_batch": 4},
+                      "cluster": {"nodes": 1, "pricing": {"plan": "on-demand", "price_per_gpu_hour": 6.88}}})")};
+  const auto sweep = gp::app::sweep_values(concrete);
+  REQUIRE(sweep.size() == 3);
+  // Only the leaves that differ; the model (the same in all) is not one; an unset field is null.
+  CHECK(sweep[0].size() == 7);
+  CHECK(sweep[0].contains("workload.seq"));
+  CHECK(!sweep[0].contains("workload.model"));
+  CHECK(sweep[1]["workload.micro_batch"] == 16);
+  CHECK(sweep[1]["cluster.nodes"] == 2);
+  CHECK(sweep[2]["cluster.pricing.plan"] == "on-demand");
+  CHECK(sweep[2]["cluster.pricing.pue"].is_null());
+  CHECK(sweep[0]["cluster.pricing.price_per_gpu_hour"].is_null());
+  const std::vector<std::string> dims = {"cluster.nodes", "cluster.pricing", "workload"};
+  // nodes has its own column; the plan (a name) comes first; an object with more than two differing fields
+  // set ends in "...".
+  CHECK(gp::app::sweep_label(sweep[0], dims) == "plan=on-prem capex_per_node_usd=310000 ... micro_batch=4 seq=256");
+  CHECK(gp::app::sweep_label(sweep[2], dims) == "plan=on-demand price_per_gpu_hour=6.88 micro_batch=4 seq=256");
+  // One configuration: nothing swept, nothing to say.
+  CHECK(gp::app::sweep_values({concrete[0]})[0].empty());
+  CHECK(gp::app::sweep_label(gp::app::sweep_values({concrete[0]})[0], {}).empty());
+}
