@@ -49,6 +49,25 @@ std::string cut(const std::string& s, std::size_t w, bool keep_tail) {
   return keep_tail ? "..." + s.substr(byte_at(s, have - (w - 3))) : s.substr(0, byte_at(s, w - 3)) + "...";
 }
 
+// What a configuration chose in its sweep, from its stored results (`sweep`, recorded since 2026-12-06): the
+// swept fields by their last names, the columns' own (nodes, instance, GPU) and unset ones left out.
+// Empty for runs recorded before, or without a sweep.
+std::string sweep_text(const std::string& results_json) {
+  const auto j = nlohmann::json::parse(results_json, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("sweep") || !j["sweep"].is_object()) return {};
+  std::string names, values;  // names ("plan=on-prem") first: they say most
+  for (auto it = j["sweep"].begin(); it != j["sweep"].end(); ++it) {
+    const std::string& p = it.key();
+    if (p == "cluster.nodes" || p == "cluster.instance" || p == "cluster.gpu" || p == "cluster.gpus_per_node" ||
+        p == "cluster.gpus" || it.value().is_null())
+      continue;
+    const auto& v = it.value();
+    std::string& to = v.is_string() ? names : values;
+    to += (to.empty() ? "" : " ") + p.substr(p.rfind('.') + 1) + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return names + (names.empty() || values.empty() ? "" : " ") + values;
+}
+
 std::string render_table(const std::vector<Column>& cols, const std::vector<std::vector<std::string>>& rows) {
   std::vector<std::size_t> w(cols.size());
   for (std::size_t i = 0; i < cols.size(); ++i) {
@@ -190,19 +209,25 @@ void print_run(const StoredRun& run, const HistoryOptions& opts, std::ostream& o
       << "sha256    " << run.scenario_sha256 << '\n'
       << "command   " << cut(run.command, kMaxWidth - 10, false) << "\n\n";
   std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> legend;
   for (const auto& c : run.configs) {
     rows.push_back({c.config_id, std::to_string(c.gpus), c.instance, seconds(c.step_time_s),
                     hours(c.time_to_train_h), money(c.cost_usd), c.fits ? "yes" : "no", c.bottleneck});
+    const std::string chose = sweep_text(c.results_json);
+    if (!chose.empty()) legend.push_back(cut(c.config_id + "  " + chose, kMaxWidth, false));
   }
-  out << render_table({{"CONFIG", false, false, true},
-                       {"GPUS", true},
-                       {"INSTANCE", false, false, true},
-                       {"STEP (s)", true},
-                       {"TRAIN (h)", true},
-                       {"COST", true},
-                       {"FITS"},
-                       {"BOTTLENECK", false, false, true}},
-                      rows);
+  const std::vector<Column> cols = {{"CONFIG", false, false, true},
+                                    {"GPUS", true},
+                                    {"INSTANCE", false, false, true},
+                                    {"STEP (s)", true},
+                                    {"TRAIN (h)", true},
+                                    {"COST", true},
+                                    {"FITS"},
+                                    {"BOTTLENECK", false, false, true}};
+  out << render_table(cols, rows);
+  // What each configuration chose in the sweep, as `gpuplan run` prints it under its table.
+  if (!legend.empty()) out << '\n';
+  for (const auto& l : legend) out << l << '\n';
 }
 
 bool is_missing_or_empty(const std::string& path) {

@@ -739,4 +739,11 @@ TEST_CASE("app::cli: run names each configuration's choices in a sweep and in th
   auto csv = gpuplan("run scenarios/cuda-graphs-small-batch.json --no-db -q --format csv");
   CHECK(csv.out.find(",sweep\n") != std::string::npos);
   CHECK(csv.out.find(",cuda_graphs=true micro_batch=16 seq=1024\n") != std::string::npos);
+  // The store keeps it: history --show prints the same choices under its table.
+  const auto db = temp_db("sweep");
+  REQUIRE(gpuplan("run scenarios/cuda-graphs-small-batch.json -q --db " + db).code == 0);
+  auto h = gpuplan("history --show 1 --db " + db);
+  REQUIRE(h.code == 0);
+  CHECK(h.out.find("\nc0002  cuda_graphs=true micro_batch=4 seq=256\n") != std::string::npos);
+  std::filesystem::remove(db);
 }
