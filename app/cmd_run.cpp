@@ -20,6 +20,7 @@ struct RunOptions {
   bool no_db = false;
   bool quiet = false;
   std::string trace;
+  std::string plot;
 };
 
 Format parse_format(const std::string& f) {
@@ -101,6 +102,14 @@ void run(const RunOptions& o, CliContext& ctx) {
       return;
     }
   }
+  if (!o.plot.empty()) {
+    std::ofstream f(o.plot, std::ios::binary);
+    if (!(f << render_plot(results, sc->name.empty() ? sc->path : sc->name, deadline))) {
+      std::cerr << o.plot << ": cannot write the plot\n";
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+  }
   if (!store_error.empty()) {
     std::cerr << store_error << " (the results were not recorded; give another --db FILE, or --no-db)\n";
     ctx.exit_code = kExitBadInput;
@@ -121,6 +130,8 @@ void add_run_command(CLI::App& root, CliContext& ctx) {
   cmd->add_flag("--no-db", o.no_db, "Do not record the run");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress bar");
   cmd->add_option("--trace", o.trace, "Write the first steps of every rank as Chrome trace JSON (Perfetto)")
+      ->type_name("FILE");
+  cmd->add_option("--plot", o.plot, "Write an SVG of time to train against cost, one point per configuration")
       ->type_name("FILE");
   cmd->callback([&ctx] { run(o, ctx); });
 }

@@ -1,5 +1,7 @@
 #include "app/report.hpp"
 
+#include "calibrate/check.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <algorithm>
@@ -392,6 +394,201 @@ std::string sweep_label(const json& sweep, const std::vector<std::string>& dims)
     if (fields.size() > 2) add("...");
   }
   return out;
+}
+
+namespace {
+
+// One axis of the plot: logarithmic when the data span a factor of 10 or more, linear otherwise; "nice" ticks.
+struct Axis {
+  double lo = 0, hi = 1;
+  bool log = false;
+  std::vector<double> ticks;
+
+  Axis(double min_v, double max_v) {
+    if (!(max_v > min_v)) {  // one value: a band around it
+      min_v = min_v > 0 ? min_v * 0.8 : 0;
+      max_v = max_v > 0 ? max_v * 1.25 : 1;
+    }
+    log = min_v > 0 && max_v / min_v >= 10;
+    if (log) {
+      lo = std::pow(10, std::floor(std::log10(min_v)));
+      hi = std::pow(10, std::ceil(std::log10(max_v)));
+      for (double d = lo; d <= hi * 1.0001; d *= 10) {
+        for (double m : {1.0, 2.0, 5.0}) {
+          if (d * m <= hi * 1.0001 && (m == 1.0 || hi / lo <= 1000)) ticks.push_back(d * m);
+        }
+      }
+    } else {
+      const double raw = (max_v - min_v) / 5;
+      const double mag = std::pow(10, std::floor(std::log10(raw)));
+      const double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
+      lo = std::floor(min_v / step) * step;
+      hi = std::ceil(max_v / step) * step;
+      if (lo < 0 && min_v >= 0) lo = 0;
+      for (double t = lo; t <= hi + step * 1e-6; t += step) ticks.push_back(t);
+    }
+  }
+  // 0 at lo, 1 at hi
+  [[nodiscard]] double frac(double v) const {
+    if (log) return (std::log10(std::max(v, lo * 1e-3)) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
+    return (v - lo) / (hi - lo);
+  }
+};
+
+std::string tick_text(double v, bool dollars) {
+  char buf[32];
+  if (v >= 1000 && v < 1e6) {
+    std::snprintf(buf, sizeof buf, "%gk", std::round(v / 100) / 10);
+  } else if (v >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%gM", std::round(v / 1e5) / 10);
+  } else {
+    std::snprintf(buf, sizeof buf, "%g", std::round(v * 1000) / 1000);
+  }
+  return (dollars ? "$" : "") + std::string(buf);
+}
+
+const char* bottleneck_colour(const std::string& b) {
+  if (b == "gpu-compute") return "#1f77b4";
+  if (b == "gpu-memory") return "#17becf";
+  if (b == "launch-overhead") return "#d62728";
+  if (b == "dataloader") return "#ff7f0e";
+  if (b == "communication") return "#9467bd";
+  if (b == "stragglers") return "#8c564b";
+  if (b == "checkpoint") return "#e377c2";
+  return "#7f7f7f";
+}
+
+}  // namespace
+
+std::string render_plot(const std::vector<ConfigOutcome>& all, const std::string& name,
+                        std::optional<double> deadline) {
+  using calibrate::xml_escape;
+  std::vector<const ConfigOutcome*> pts;
+  std::vector<std::string> left_out;
+  for (const auto& c : all) {
+    const auto& r = c.result;
+    if (r.fits && std::isfinite(r.time_to_train.hours()) && std::isfinite(r.cost.value()) && r.cost.value() > 0 &&
+        r.time_to_train.hours() > 0) {
+      pts.push_back(&c);
+    } else {
+      left_out.push_back(c.job.id);
+    }
+  }
+  double tmin = 1e300, tmax = 0, cmin = 1e300, cmax = 0;
+  for (const auto* c : pts) {
+    const auto& r = c->result;
+    tmin = std::min({tmin, r.time_to_train.hours(), r.time_to_train_p10.hours()});
+    tmax = std::max({tmax, r.time_to_train.hours(), r.time_to_train_p90.hours()});
+    cmin = std::min({cmin, r.cost.value(), r.cost_p10.value()});
+    cmax = std::max({cmax, r.cost.value(), r.cost_p90.value()});
+  }
+  if (deadline && *deadline > 0) {
+    tmin = std::min(tmin, *deadline);
+    tmax = std::max(tmax, *deadline);
+  }
+  if (pts.empty()) tmin = cmin = 1, tmax = cmax = 10;
+  const Axis ax(tmin, tmax), ay(cmin, cmax);
+  const double W = 900, H = 560, left = 80, right = 190, top = 50, bottom = 70;  // legend on the right
+  const double pw = W - left - right, ph = H - top - bottom;
+  auto X = [&](double v) { return left + pw * ax.frac(v); };
+  auto Y = [&](double v) { return top + ph * (1 - ay.frac(v)); };
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  o << "<text x=\"" << W / 2 << "\" y=\"24\" text-anchor=\"middle\" font-size=\"14\">"
+    << xml_escape(name.empty() ? "gpuplan run" : name) << ": time to train against cost</text>\n";
+  // Grid and ticks.
+  for (double t : ax.ticks) {
+    o << "<line x1=\"" << X(t) << "\" y1=\"" << top << "\" x2=\"" << X(t) << "\" y2=\"" << top + ph
+      << "\" stroke=\"#eee\"/><text x=\"" << X(t) << "\" y=\"" << top + ph + 18 << "\" text-anchor=\"middle\">"
+      << tick_text(t, false) << "</text>\n";
+  }
+  for (double t : ay.ticks) {
+    o << "<line x1=\"" << left << "\" y1=\"" << Y(t) << "\" x2=\"" << left + pw << "\" y2=\"" << Y(t)
+      << "\" stroke=\"#eee\"/><text x=\"" << left - 8 << "\" y=\"" << Y(t) + 4 << "\" text-anchor=\"end\">"
+      << tick_text(t, true) << "</text>\n";
+  }
+  o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
+    << "\" fill=\"none\" stroke=\"black\"/>\n";
+  o << "<text x=\"" << left + pw / 2 << "\" y=\"" << H - 30 << "\" text-anchor=\"middle\">time to train (h"
+    << (ax.log ? ", log scale" : "") << ")</text>\n"
+    << "<text x=\"18\" y=\"" << top + ph / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 18 " << top + ph / 2
+    << ")\">cost (USD" << (ay.log ? ", log scale" : "") << ")</text>\n";
+  if (deadline && *deadline > 0) {
+    o << "<line x1=\"" << X(*deadline) << "\" y1=\"" << top << "\" x2=\"" << X(*deadline) << "\" y2=\"" << top + ph
+      << "\" stroke=\"#d62728\" stroke-dasharray=\"6 4\"/><text x=\"" << X(*deadline) - 4 << "\" y=\"" << top + 14
+      << "\" text-anchor=\"end\" fill=\"#d62728\">deadline " << sig3(*deadline) << " h</text>\n";
+  }
+  // The Pareto front: no other configuration is both faster and cheaper (ties count as beaten by neither).
+  std::vector<const ConfigOutcome*> front;
+  for (const auto* c : pts) {
+    const double t = c->result.time_to_train.hours(), d = c->result.cost.value();
+    const bool beaten = std::any_of(pts.begin(), pts.end(), [&](const ConfigOutcome* e) {
+      const double te = e->result.time_to_train.hours(), de = e->result.cost.value();
+      return te <= t && de <= d && (te < t || de < d);
+    });
+    if (!beaten) front.push_back(c);
+  }
+  std::sort(front.begin(), front.end(), [](const ConfigOutcome* a, const ConfigOutcome* b) {
+    return a->result.time_to_train.hours() < b->result.time_to_train.hours();
+  });
+  if (front.size() > 1) {
+    o << "<polyline fill=\"none\" stroke=\"#555\" stroke-dasharray=\"3 3\" points=\"";
+    for (const auto* c : front) o << X(c->result.time_to_train.hours()) << "," << Y(c->result.cost.value()) << " ";
+    o << "\"><title>no other configuration is both faster and cheaper:";
+    for (std::size_t i = 0; i < front.size(); ++i) o << (i ? ", " : " ") << xml_escape(front[i]->job.id);
+    o << "</title></polyline>\n";
+  }
+  // Ranges, then points with their ids.
+  for (const auto* c : pts) {
+    const auto& r = c->result;
+    const char* col = bottleneck_colour(r.bottleneck);
+    const double x = X(r.time_to_train.hours()), y = Y(r.cost.value());
+    if (r.time_to_train_p90.hours() > r.time_to_train_p10.hours())
+      o << "<line x1=\"" << X(r.time_to_train_p10.hours()) << "\" y1=\"" << y << "\" x2=\""
+        << X(r.time_to_train_p90.hours()) << "\" y2=\"" << y << "\" stroke=\"" << col
+        << "\" stroke-opacity=\"0.4\" stroke-width=\"2\"/>\n";
+    if (r.cost_p90.value() > r.cost_p10.value())
+      o << "<line x1=\"" << x << "\" y1=\"" << Y(r.cost_p10.value()) << "\" x2=\"" << x << "\" y2=\""
+        << Y(r.cost_p90.value()) << "\" stroke=\"" << col << "\" stroke-opacity=\"0.4\" stroke-width=\"2\"/>\n";
+  }
+  const int best = pick_best(all, deadline);
+  for (const auto* c : pts) {
+    const auto& r = c->result;
+    const double x = X(r.time_to_train.hours()), y = Y(r.cost.value());
+    o << "<circle cx=\"" << x << "\" cy=\"" << y << "\" r=\"5\" fill=\"" << bottleneck_colour(r.bottleneck)
+      << "\"><title>" << xml_escape(c->job.id) << " (" << c->job.cluster.total_gpus() << " x "
+      << xml_escape(c->job.cluster.gpu.id) << ", " << xml_escape(cluster_label(c->job))
+      << (c->sweep_label.empty() ? "" : ", " + xml_escape(c->sweep_label)) << "): " << sig3(r.time_to_train.hours())
+      << " h, " << money(r.cost.value()) << ", " << xml_escape(r.bottleneck) << "</title></circle>\n";
+    o << "<text x=\"" << x + 7 << "\" y=\"" << y - 6 << "\" font-size=\"10\" fill=\"#333\">" << xml_escape(c->job.id)
+      << "</text>\n";
+    if (best >= 0 && c == &all[static_cast<std::size_t>(best)])
+      o << "<circle cx=\"" << x << "\" cy=\"" << y << "\" r=\"10\" fill=\"none\" stroke=\"black\" stroke-width=\"2\"/>"
+        << "<text x=\"" << x + 12 << "\" y=\"" << y + 16 << "\" font-weight=\"bold\">cheapest"
+        << (deadline ? " within the deadline" : "") << "</text>\n";
+  }
+  // Legend: the bottlenecks present, the range bars, the front; then what was left out.
+  std::vector<std::string> kinds;
+  for (const auto* c : pts)
+    if (std::find(kinds.begin(), kinds.end(), c->result.bottleneck) == kinds.end()) kinds.push_back(c->result.bottleneck);
+  double lx = left + pw + 20, ly = top + 10;
+  for (const auto& k : kinds) {
+    o << "<circle cx=\"" << lx << "\" cy=\"" << ly - 4 << "\" r=\"5\" fill=\"" << bottleneck_colour(k)
+      << "\"/><text x=\"" << lx + 10 << "\" y=\"" << ly << "\">" << xml_escape(k) << "</text>\n";
+    ly += 16;
+  }
+  o << "<text x=\"" << lx - 5 << "\" y=\"" << ly + 8 << "\" font-size=\"10\">bars: 80% range</text>\n"
+    << "<text x=\"" << lx - 5 << "\" y=\"" << ly + 22 << "\" font-size=\"10\">dashed: no other is both</text>\n"
+    << "<text x=\"" << lx - 5 << "\" y=\"" << ly + 34 << "\" font-size=\"10\">faster and cheaper</text>\n";
+  if (!left_out.empty()) {
+    std::string ids;
+    for (const auto& id : left_out) ids += (ids.empty() ? "" : ", ") + id;
+    o << "<text x=\"" << left << "\" y=\"" << H - 10 << "\" font-size=\"11\">not shown (does not fit or not predicted): "
+      << xml_escape(cut(ids, 90)) << "</text>\n";
+  }
+  o << "</svg>\n";
+  return o.str();
 }
 
 }  // namespace gp::app

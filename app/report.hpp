@@ -45,6 +45,13 @@ std::string sig3(double x);
 
 enum class Format { table, json, md, csv };
 
+// `run --plot FILE`: an SVG scatter of time to train (x) against cost (y), one point per configuration that fits,
+// coloured by bottleneck, with its 80% range as bars on both axes, the configurations no other beats on both
+// (the Pareto front) joined by a line, the deadline as a vertical line and the recommendation ringed. Axes are
+// logarithmic where the values span a factor of 10 or more, linear otherwise.
+std::string render_plot(const std::vector<ConfigOutcome>& all, const std::string& scenario_name,
+                        std::optional<double> deadline_hours);
+
 std::string render(const std::vector<ConfigOutcome>& all, Format f, const std::string& scenario_name,
                    std::optional<double> deadline_hours, long long run_id);
 

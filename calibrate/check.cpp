@@ -158,7 +158,15 @@ std::string fmt(const char* f, double v) {
 
 std::string opt_fmt(const char* f, const std::optional<double>& v) { return v ? fmt(f, *v) : std::string("-"); }
 
-// Text for SVG: a record id is user input and may hold markup characters.
+
+std::string pad(std::string s, std::size_t w, bool right = false) {
+  if (s.size() > w) s = s.substr(0, w - 1) + "~";
+  const std::string sp(w - s.size(), ' ');
+  return right ? sp + s : s + sp;
+}
+
+}  // namespace
+
 std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -172,14 +180,6 @@ std::string xml_escape(const std::string& s) {
   }
   return out;
 }
-
-std::string pad(std::string s, std::size_t w, bool right = false) {
-  if (s.size() > w) s = s.substr(0, w - 1) + "~";
-  const std::string sp(w - s.size(), ' ');
-  return right ? sp + s : s + sp;
-}
-
-}  // namespace
 
 std::string render_table(const CheckReport& r) {
   std::ostringstream o;

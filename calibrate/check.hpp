@@ -104,5 +104,7 @@ std::string render_table(const CheckReport& r);
 std::string render_ops(const RunRecord& rec, const DeviceModel& dev, const FitConstants& constants);
 nlohmann::json render_json(const CheckReport& r);
 std::string render_svg(const CheckReport& r);
+// Text for SVG and HTML: ids and names are user input and may hold markup characters.
+std::string xml_escape(const std::string& s);
 
 }  // namespace gp::calibrate

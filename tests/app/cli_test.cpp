@@ -747,3 +747,21 @@ TEST_CASE("app::cli: run names each configuration's choices in a sweep and in th
   CHECK(h.out.find("\nc0002  cuda_graphs=true micro_batch=4 seq=256\n") != std::string::npos);
   std::filesystem::remove(db);
 }
+
+TEST_CASE("app::cli: run --plot writes the time-against-cost SVG and says so in one line when it cannot", "[cli]") {
+  const auto svg = (fs::temp_directory_path() / ("gpuplan-plot-" + std::to_string(::getpid()) + ".svg")).string();
+  auto r = gpuplan("run scenarios/gpt-scaling-100g.json --no-db -q --plot " + svg);
+  REQUIRE(r.code == 0);
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.rfind("<svg", 0) == 0);
+  CHECK(text.find("</svg>") != std::string::npos);
+  // 4 GPUs: $4.41 in 0.395 h; 64 GPUs: $860 in 4.82 h (README): both axes span a factor of 10, so both are log.
+  CHECK(text.find("time to train (h, log scale)") != std::string::npos);
+  CHECK(text.find("cost (USD, log scale)") != std::string::npos);
+  CHECK(text.find("<title>c0000 (4 x a100-sxm-80gb") != std::string::npos);
+  fs::remove(svg);
+  auto bad = gpuplan("run scenarios/gpt-scaling-100g.json --no-db -q --plot /nonexistent-dir/p.svg");
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("/nonexistent-dir/p.svg: cannot write the plot") != std::string::npos);
+}

@@ -89,3 +89,32 @@ TEST_CASE("app::report: a sweep names what each configuration chose, by hand") {
   CHECK(gp::app::sweep_values({concrete[0]})[0].empty());
   CHECK(gp::app::sweep_label(gp::app::sweep_values({concrete[0]})[0], {}).empty());
 }
+
+TEST_CASE("app::report: the plot of time against cost joins the configurations no other beats and rings the pick") {
+  // Four configurations by hand: a (10 h, $100), b (5 h, $150), c (12 h, $160: beaten by a on both), d (20 h, $90);
+  // e does not fit. The Pareto front is b, a, d in time order; with a deadline of 11 h the cheapest that meets it is a.
+  auto make = [](const std::string& id, double h, double usd, bool fits) {
+    gp::app::ConfigOutcome c;
+    c.job.id = id;
+    c.job.cluster.gpu.id = "h200-sxm";
+    c.result.fits = fits;
+    c.result.bottleneck = fits ? "gpu-compute" : "out-of-memory";
+    c.result.time_to_train = c.result.time_to_train_p10 = c.result.time_to_train_p90 = gp::Seconds(h * 3600);
+    c.result.cost = c.result.cost_p10 = c.result.cost_p90 = gp::Dollars(usd);
+    c.result.step_time = gp::Seconds(0.1);
+    return c;
+  };
+  std::vector<gp::app::ConfigOutcome> all = {make("a", 10, 100, true), make("b", 5, 150, true),
+                                             make("c", 12, 160, true), make("d", 20, 90, true),
+                                             make("e<&>", 1, 1, false)};
+  const std::string svg = gp::app::render_plot(all, "hand", 11.0);
+  // The front in time order, c (beaten by a on both) not on it.
+  CHECK(svg.find("<title>no other configuration is both faster and cheaper: b, a, d</title>") != std::string::npos);
+  // The pick is ringed beside a; the deadline is drawn; what does not fit is named, escaped.
+  CHECK(svg.find("cheapest within the deadline") != std::string::npos);
+  CHECK(svg.find("deadline 11.0 h") != std::string::npos);
+  CHECK(svg.find("not shown (does not fit or not predicted): e&lt;&amp;&gt;") != std::string::npos);
+  CHECK(svg.find("<title>e") == std::string::npos);
+  // Times span 5-20 h and costs $90-$160: both under a factor of 10, so both axes are linear.
+  CHECK(svg.find("log scale") == std::string::npos);
+}
