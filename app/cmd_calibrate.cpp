@@ -29,6 +29,8 @@ struct CalibrateOptions {
   double tolerance = 10.0;
   std::string format = "table";
   std::string plot;
+  std::string junit;
+  double record_tolerance = 25.0;
   std::string ops;  // check: print the operator breakdown of this record id
   std::string sim_constants;  // check: sim-constants.json for the loader simulation (default: beside the profile)
   std::string gpu;            // check: catalog GPU the runs were measured on, its profile derived from --profile
@@ -128,6 +130,13 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
       return kExitBadInput;
     }
     svg << calibrate::render_svg(rep);
+  }
+  if (!o.junit.empty()) {
+    std::ofstream x(o.junit);
+    if (!(x << calibrate::render_junit(rep, o.record_tolerance))) {
+      std::cerr << o.junit << ": cannot write the JUnit report\n";
+      return kExitBadInput;
+    }
   }
   return rep.summary.pass ? kExitOk : kExitCheckFailed;
 }
@@ -393,6 +402,12 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   check->add_option("--tolerance", opts->tolerance, "step-time MAPE tolerance in percent (default 10)");
   check->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}));
   check->add_option("--plot", opts->plot, "write an SVG scatter of predicted vs measured step time");
+  check->add_option("--junit", opts->junit,
+                    "write a JUnit XML report for CI test reporters: the MAPE gate, each OOM disagreement, each step")
+      ->type_name("FILE");
+  check->add_option("--record-tolerance", opts->record_tolerance,
+                    "in the JUnit report, a record's step fails beyond this error in percent (default 25)")
+      ->check(CLI::Range(0.0, 1e6));
   check->add_option("--ops", opts->ops, "print the operator breakdown of the record with this id, and nothing else");
   check->add_option("--sim-constants", opts->sim_constants,
                     "simulation constants for the data-loader records (default: sim-constants.json beside the profile)");

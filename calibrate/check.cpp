@@ -449,4 +449,50 @@ std::string render_svg(const CheckReport& r) {
   return o.str();
 }
 
+std::string render_junit(const CheckReport& r, double record_tolerance_pct) {
+  const CheckSummary& s = r.summary;
+  struct Case {
+    std::string name, failure, out;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"step-time MAPE over GPU-bound train records",
+                   s.pass ? std::string()
+                          : (s.mape_records == 0 ? std::string("no GPU-bound record with a measured and a predicted step")
+                                                 : fmt("MAPE %.2f%%", s.mape_pct) + " over " +
+                                                       std::to_string(s.mape_records) + " records exceeds the tolerance " +
+                                                       fmt("%.1f%%", s.tolerance_pct)),
+                   fmt("MAPE %.2f%%", s.mape_pct) + ", largest error " + fmt("%.1f%%", s.max_abs_err_pct) + " (" +
+                       s.max_err_id + "), within 25%: " + std::to_string(s.within_25) + " of " +
+                       std::to_string(s.mape_records)});
+  for (const auto& rr : r.records) {
+    const std::string& id = rr.record->id;
+    if (rr.oom_agrees && !*rr.oom_agrees)
+      cases.push_back({id + " out-of-memory verdict",
+                       std::string("measured ") + (rr.record->measured.oom ? "out of memory" : "ran") + ", predicted " +
+                           (rr.prediction.oom ? "out of memory" : "to fit"),
+                       ""});
+    if (!rr.step_err_pct || !rr.in_mape) continue;  // the GPU-bound records the gate averages
+    const double e = *rr.step_err_pct;
+    const std::string line = "measured " + fmt("%.2f", *rr.record->measured.step_ms) + " ms, predicted " +
+                             fmt("%.2f", *rr.prediction.step_ms) + " ms (" + fmt("%+.1f%%", e) + ")";
+    cases.push_back({id + " step time", std::abs(e) > record_tolerance_pct
+                                            ? line + ", beyond " + fmt("%.0f%%", record_tolerance_pct)
+                                            : std::string(),
+                     line});
+  }
+  int failures = 0;
+  for (const auto& c : cases) failures += !c.failure.empty();
+  std::ostringstream o;
+  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"gpuplan calibrate check\" tests=\""
+    << cases.size() << "\" failures=\"" << failures << "\" errors=\"0\" skipped=\"0\">\n";
+  for (const auto& c : cases) {
+    o << "  <testcase classname=\"gpuplan.calibrate.check\" name=\"" << xml_escape(c.name) << "\">";
+    if (!c.failure.empty()) o << "<failure message=\"" << xml_escape(c.failure) << "\"/>";
+    if (!c.out.empty()) o << "<system-out>" << xml_escape(c.out) << "</system-out>";
+    o << "</testcase>\n";
+  }
+  o << "</testsuite>\n</testsuites>\n";
+  return o.str();
+}
+
 }  // namespace gp::calibrate

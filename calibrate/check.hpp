@@ -104,6 +104,10 @@ std::string render_table(const CheckReport& r);
 std::string render_ops(const RunRecord& rec, const DeviceModel& dev, const FitConstants& constants);
 nlohmann::json render_json(const CheckReport& r);
 std::string render_svg(const CheckReport& r);
+// JUnit XML (as pytest --junitxml writes it, read by GitLab, Jenkins and GitHub test reporters): one testcase
+// "step-time MAPE" that fails exactly when the check does (its exit code), one per record whose OOM verdict
+// disagrees, and one per GPU-bound record of the MAPE, failing when its step error exceeds record_tolerance_pct.
+std::string render_junit(const CheckReport& r, double record_tolerance_pct);
 // Text for SVG and HTML: ids and names are user input and may hold markup characters.
 std::string xml_escape(const std::string& s);
 

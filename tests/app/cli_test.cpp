@@ -765,3 +765,21 @@ TEST_CASE("app::cli: run --plot writes the time-against-cost SVG and says so in 
   CHECK(bad.code == 2);
   CHECK(bad.out.find("/nonexistent-dir/p.svg: cannot write the plot") != std::string::npos);
 }
+
+TEST_CASE("app::cli: calibrate check --junit writes a report CI test viewers read and one line when it cannot", "[cli]") {
+  const auto xml = (fs::temp_directory_path() / ("gpuplan-junit-" + std::to_string(::getpid()) + ".xml")).string();
+  const std::string base = "calibrate check --profile calibrate/profiles/h200.json --runs ";
+  auto r = gpuplan(base + "calibrate/probes/results/h200-holdout12-2026-12-04.jsonl --junit " + xml);
+  CHECK(r.code == 1);  // held-out set 12's MAPE (15.4%) exceeds the default 10%: the report's gate case fails too
+  std::ifstream in(xml);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.rfind("<?xml", 0) == 0);
+  CHECK(text.find("<testcase classname=\"gpuplan.calibrate.check\" name=\"step-time MAPE over GPU-bound train "
+                  "records\"><failure") != std::string::npos);
+  // ResNet-18 b64 eager ran 7.05 ms on that host against 11.13 predicted: +58%, beyond 25%.
+  CHECK(text.find("name=\"holdout12/resnet18-b64-bf16 step time\"><failure") != std::string::npos);
+  fs::remove(xml);
+  auto bad = gpuplan(base + "calibrate/measured/h200-2026-12.jsonl --junit /nonexistent-dir/j.xml");
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("/nonexistent-dir/j.xml: cannot write the JUnit report") != std::string::npos);
+}

@@ -644,3 +644,53 @@ TEST_CASE("calibrate::check: reference steps over precision order strict fp32 ab
   }
   CHECK(compared >= 25);
 }
+
+TEST_CASE("calibrate::check: the JUnit report fails the MAPE case exactly when the check fails and each step beyond the record tolerance", "[calibrate]") {
+  Inputs in = load_inputs();
+  std::vector<std::string> errors;
+  const auto held = load_runs("calibrate/probes/results/h200-holdout12-2026-12-04.jsonl", errors);
+  REQUIRE(errors.empty());
+  auto count = [](const std::string& s, const std::string& what) {
+    int n = 0;
+    for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
+    return n;
+  };
+  for (const std::vector<RunRecord>* runs : {static_cast<const std::vector<RunRecord>*>(&in.runs), &held}) {
+    const CheckReport rep = run_check(*runs, in.profile, in.constants, 10.0);
+    for (double tol : {25.0, 10.0}) {
+      const std::string xml = render_junit(rep, tol);
+      int beyond = 0, steps = 0, oom_wrong = 0;
+      for (const auto& r : rep.records) {
+        if (r.oom_agrees && !*r.oom_agrees) ++oom_wrong;
+        if (!r.step_err_pct || !r.in_mape) continue;
+        ++steps;
+        const bool fails = std::abs(*r.step_err_pct) > tol;
+        beyond += fails;
+        // This record's case carries a failure element exactly when it is beyond the tolerance.
+        const auto at = xml.find("name=\"" + r.record->id + " step time\">");
+        REQUIRE(at != std::string::npos);
+        const auto end = xml.find("</testcase>", at);
+        CHECK((xml.substr(at, end - at).find("<failure") != std::string::npos) == fails);
+      }
+      CHECK(count(xml, "<testcase ") == 1 + steps + oom_wrong);
+      CHECK(count(xml, "<failure ") == beyond + oom_wrong + (rep.summary.pass ? 0 : 1));
+      const auto gate = xml.find("name=\"step-time MAPE over GPU-bound train records\">");
+      REQUIRE(gate != std::string::npos);
+      CHECK((xml.substr(gate, xml.find("</testcase>", gate) - gate).find("<failure") != std::string::npos) ==
+            !rep.summary.pass);
+    }
+  }
+  // The reference passes and (issue 3) has every step within 25%: a clean report. Held-out set 12 fails its MAPE.
+  const std::string ref = render_junit(run_check(in.runs, in.profile, in.constants, 10.0), 25.0);
+  CHECK(count(ref, "<failure ") == 0);
+  CHECK(render_junit(run_check(held, in.profile, in.constants, 10.0), 25.0).find("exceeds the tolerance 10.0%") !=
+        std::string::npos);
+  // Record ids are user input: markup in one is escaped.
+  std::vector<RunRecord> odd;
+  for (const auto& r : in.runs)
+    if (odd.empty() && r.kind == "train" && gpu_bound(r) && r.measured.step_ms) odd.push_back(r);
+  REQUIRE(odd.size() == 1);
+  odd[0].id = "a<b&\"c\"";
+  const std::string x = render_junit(run_check(odd, in.profile, in.constants, 10.0), 25.0);
+  CHECK(x.find("name=\"a&lt;b&amp;&quot;c&quot; step time\"") != std::string::npos);
+}
