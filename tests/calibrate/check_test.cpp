@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <type_traits>
 
 #include "calibrate/check.hpp"
 #include "calibrate/fit.hpp"
@@ -42,6 +43,39 @@ std::vector<std::string> read_lines(const char* path) {
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   return lines;
+}
+
+// Appends one JSON line per value of `field`: the record's inputs with that value, id "ID@<tag><value>".
+template <class T>
+void add_variants(std::vector<std::string>& lines, const RunRecord& r, const char* field, const std::vector<T>& values,
+                  const std::string& tag) {
+  for (const auto& v : values) {
+    nlohmann::json x = r.input;
+    x[field] = v;
+    if constexpr (std::is_same_v<T, std::string>) {
+      x["id"] = r.id + "@" + tag + v;
+    } else {
+      x["id"] = r.id + "@" + tag + std::to_string(v);
+    }
+    lines.push_back(x.dump());
+  }
+}
+
+// Records given as JSON lines (a sweep made from the reference's inputs), checked with the reference's inputs.
+// The report points into `runs`, so both travel together.
+struct Checked {
+  std::vector<RunRecord> runs;
+  CheckReport report;
+};
+
+Checked check_lines(const Inputs& in, const std::vector<std::string>& lines) {
+  Checked c;
+  std::vector<std::string> errors;
+  c.runs = parse_runs(lines, "sweep", errors);
+  REQUIRE(errors.empty());
+  c.report = run_check(c.runs, in.profile, in.constants, 10.0);
+  REQUIRE(c.report.records.size() == lines.size());
+  return c;
 }
 
 }  // namespace
@@ -495,19 +529,11 @@ TEST_CASE("calibrate::check: every reference step predicted over a batch sweep k
   for (const auto& r : in.runs) {
     if (r.kind != "train" || !gpu_bound(r)) continue;
     ++configs;
-    for (int b : batches) {
-      nlohmann::json x = r.input;
-      x["batch"] = b;
-      x["id"] = r.id + "@" + std::to_string(b);
-      lines.push_back(x.dump());
-    }
+    add_variants(lines, r, "batch", batches, "");
   }
   REQUIRE(configs >= 40);
-  std::vector<std::string> errors;
-  const auto runs = parse_runs(lines, "sweep", errors);
-  REQUIRE(errors.empty());
-  const CheckReport rep = run_check(runs, in.profile, in.constants, 10.0);
-  REQUIRE(rep.records.size() == lines.size());
+  const Checked sweep = check_lines(in, lines);
+  const CheckReport& rep = sweep.report;
   int pairs = 0, fit_pairs = 0;
   for (size_t i = 0; i + 1 < rep.records.size(); ++i) {
     if (i % batches.size() == batches.size() - 1) continue;  // the next record is another configuration
@@ -546,28 +572,14 @@ TEST_CASE("calibrate::check: GPT reference steps over sequence length and gradie
   for (const auto& r : in.runs) {
     if (r.kind != "train" || !gpu_bound(r)) continue;
     ++configs;
-    nlohmann::json x = r.input;
-    x["grad_accum"] = 1;
-    for (int a : accums) {
-      x["grad_accum"] = a;
-      x["id"] = r.id + "@a" + std::to_string(a);
-      lines.push_back(x.dump());
-    }
+    add_variants(lines, r, "grad_accum", accums, "a");
     if (r.input.value("model", "") != "gpt") continue;
     ++gpts;
-    x = r.input;
-    for (int s : seqs) {
-      x["seq"] = s;
-      x["id"] = r.id + "@s" + std::to_string(s);
-      lines.push_back(x.dump());
-    }
+    add_variants(lines, r, "seq", seqs, "s");
   }
   REQUIRE(gpts >= 20);
-  std::vector<std::string> errors;
-  const auto runs = parse_runs(lines, "sweep", errors);
-  REQUIRE(errors.empty());
-  const CheckReport rep = run_check(runs, in.profile, in.constants, 10.0);
-  REQUIRE(rep.records.size() == lines.size());
+  const Checked sweep = check_lines(in, lines);
+  const CheckReport& rep = sweep.report;
   auto key = [](const RecordResult& r) { return r.record->id.substr(0, r.record->id.rfind('@') + 2); };
   auto value = [](const RecordResult& r) { return std::stod(r.record->id.substr(r.record->id.rfind('@') + 2)); };
   int seq_pairs = 0, accum_pairs = 0;
@@ -611,18 +623,10 @@ TEST_CASE("calibrate::check: reference steps over precision order strict fp32 ab
   std::vector<std::string> lines;
   for (const auto& r : in.runs) {
     if (r.kind != "train" || !gpu_bound(r)) continue;
-    for (const auto& p : precisions) {
-      nlohmann::json x = r.input;
-      x["precision"] = p;
-      x["id"] = r.id + "@" + p;
-      lines.push_back(x.dump());
-    }
+    add_variants(lines, r, "precision", precisions, "");
   }
-  std::vector<std::string> errors;
-  const auto runs = parse_runs(lines, "sweep", errors);
-  REQUIRE(errors.empty());
-  const CheckReport rep = run_check(runs, in.profile, in.constants, 10.0);
-  REQUIRE(rep.records.size() == lines.size());
+  const Checked sweep = check_lines(in, lines);
+  const CheckReport& rep = sweep.report;
   int compared = 0;
   for (size_t i = 0; i < rep.records.size(); i += precisions.size()) {
     const auto& bf16 = rep.records[i].prediction;
