@@ -2,9 +2,9 @@
 
 #include "calibrate/check.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
