@@ -1,15 +1,21 @@
 // `gpuplan comm`: what nccl-tests would print for a modelled cluster (size, count, type, time, algbw, busbw per
 // message size, doubling from --min-bytes to --max-bytes), from the closed-form model in models/collective.
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
 #include "app/catalog_io.hpp"
 #include "app/cli.hpp"
+#include "app/svg.hpp"
+#include "calibrate/check.hpp"
 #include "models/collective.hpp"
 
 namespace gp::app {
@@ -33,6 +39,7 @@ struct CommOptions {
   std::string max_bytes = "4G";
   std::string algo = "auto";
   std::string format = "table";
+  std::string plot;
 };
 
 // The cluster as resolved from the catalog, with the words that describe it.
@@ -246,6 +253,91 @@ void print_json(const Cluster& c, const Sweep& s, const std::string& algo_name) 
   std::cout << out.dump(2) << "\n";
 }
 
+// "8", "64K", "1M", "4G": a byte count in nccl-tests' binary units.
+std::string size_text(double b) {
+  const char* unit[] = {"", "K", "M", "G", "T"};
+  int u = 0;
+  while (b >= 1024 && u < 4) b /= 1024, ++u;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g%s", b, unit[u]);
+  return buf;
+}
+
+// `--plot FILE`: bus bandwidth (and algorithm bandwidth, lighter) against message size, one point per size,
+// coloured by the algorithm the model picks, as nccl-tests' results are usually drawn.
+std::string render_comm_plot(const Cluster& c, const Sweep& s) {
+  using calibrate::xml_escape;
+  struct Pt {
+    double bytes, busbw, algbw;
+    std::string algo;
+  };
+  std::vector<Pt> pts;
+  for (std::uint64_t b = s.min_bytes; b <= s.max_bytes; b *= 2) {
+    const auto r = collective::estimate(s.op, Bytes(static_cast<double>(b)), c.topo, s.algo);
+    pts.push_back({static_cast<double>(b), r.busbw.gbps(), r.algbw.gbps(), collective::to_string(r.algorithm)});
+    if (b > s.max_bytes / 2) break;
+  }
+  double top_bw = 0;
+  for (const auto& p : pts) top_bw = std::max({top_bw, p.busbw, p.algbw});
+  const Axis ay(0, std::max(top_bw, 1e-9));
+  // Sizes on a log2 axis: a tick every 2x, every 4x past 12 doublings, every 16x past 24.
+  const double x0 = std::log2(pts.front().bytes), x1 = std::max(std::log2(pts.back().bytes), x0 + 1);
+  const int every = x1 - x0 > 24 ? 4 : x1 - x0 > 12 ? 2 : 1;
+  const double W = 760, H = 480, left = 70, right = 150, top = 50, bottom = 60;
+  const double pw = W - left - right, ph = H - top - bottom;
+  auto X = [&](double b) { return left + pw * (std::log2(b) - x0) / (x1 - x0); };
+  auto Y = [&](double v) { return top + ph * (1 - ay.frac(v)); };
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  o << "<text x=\"" << W / 2 << "\" y=\"24\" text-anchor=\"middle\" font-size=\"14\">gpuplan comm: "
+    << collective::to_string(s.op) << ", " << c.topo.ranks() << " GPUs, " << xml_escape(c.label) << "</text>\n";
+  for (int e = static_cast<int>(std::ceil(x0)); e <= static_cast<int>(std::floor(x1)); ++e) {
+    if ((e - static_cast<int>(std::ceil(x0))) % every != 0) continue;
+    const double b = std::pow(2.0, e);
+    o << "<line x1=\"" << X(b) << "\" y1=\"" << top << "\" x2=\"" << X(b) << "\" y2=\"" << top + ph
+      << "\" stroke=\"#eee\"/><text x=\"" << X(b) << "\" y=\"" << top + ph + 18 << "\" text-anchor=\"middle\">"
+      << size_text(b) << "</text>\n";
+  }
+  for (double t : ay.ticks) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", t);
+    o << "<line x1=\"" << left << "\" y1=\"" << Y(t) << "\" x2=\"" << left + pw << "\" y2=\"" << Y(t)
+      << "\" stroke=\"#eee\"/><text x=\"" << left - 8 << "\" y=\"" << Y(t) + 4 << "\" text-anchor=\"end\">" << buf
+      << "</text>\n";
+  }
+  o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
+    << "\" fill=\"none\" stroke=\"black\"/>\n"
+    << "<text x=\"" << left + pw / 2 << "\" y=\"" << H - 20 << "\" text-anchor=\"middle\">message size (bytes)</text>\n"
+    << "<text x=\"18\" y=\"" << top + ph / 2 << "\" text-anchor=\"middle\" transform=\"rotate(-90 18 " << top + ph / 2
+    << ")\">bandwidth (GB/s)</text>\n";
+  auto line = [&](double Pt::*field, const char* colour, const char* dash) {
+    o << "<polyline fill=\"none\" stroke=\"" << colour << "\" stroke-width=\"1.5\"" << dash << " points=\"";
+    for (const auto& p : pts) o << X(p.bytes) << "," << Y(p.*field) << " ";
+    o << "\"/>\n";
+  };
+  line(&Pt::algbw, "#aaa", " stroke-dasharray=\"4 3\"");
+  line(&Pt::busbw, "#555", "");
+  const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"};
+  std::vector<std::string> algos;
+  for (const auto& p : pts) {
+    auto it = std::find(algos.begin(), algos.end(), p.algo);
+    if (it == algos.end()) it = algos.insert(algos.end(), p.algo);
+    const char* colour = palette[static_cast<std::size_t>(it - algos.begin()) % 6];
+    o << "<circle cx=\"" << X(p.bytes) << "\" cy=\"" << Y(p.busbw) << "\" r=\"3.5\" fill=\"" << colour << "\"><title>"
+      << size_text(p.bytes) << "B: busbw " << p.busbw << " GB/s, algbw " << p.algbw << " GB/s, " << p.algo
+      << "</title></circle>\n";
+  }
+  double ly = top + 10;
+  for (std::size_t k = 0; k < algos.size(); ++k, ly += 16)
+    o << "<circle cx=\"" << left + pw + 20 << "\" cy=\"" << ly - 4 << "\" r=\"4\" fill=\"" << palette[k % 6]
+      << "\"/><text x=\"" << left + pw + 30 << "\" y=\"" << ly << "\">busbw, " << xml_escape(algos[k]) << "</text>\n";
+  o << "<line x1=\"" << left + pw + 14 << "\" y1=\"" << ly - 4 << "\" x2=\"" << left + pw + 26 << "\" y2=\"" << ly - 4
+    << "\" stroke=\"#aaa\" stroke-dasharray=\"4 3\"/><text x=\"" << left + pw + 30 << "\" y=\"" << ly
+    << "\">algbw</text>\n</svg>\n";
+  return o.str();
+}
+
 std::optional<Sweep> parse_sweep(const CommOptions& o, CliContext& ctx) {
   Sweep s{};
   auto op = collective::parse_op(o.op);
@@ -300,6 +392,14 @@ void run_comm(const CommOptions& o, CliContext& ctx) {
   if (!cluster) return;
   if (o.format == "json") print_json(*cluster, *sweep, o.algo);
   else print_table(*cluster, *sweep, o.algo);
+  if (!o.plot.empty()) {
+    std::fflush(stdout);
+    std::ofstream f(o.plot, std::ios::binary);
+    if (!(f << render_comm_plot(*cluster, *sweep))) {
+      fail(ctx, o.plot + ": cannot write the plot");
+      return;
+    }
+  }
   ctx.exit_code = kExitOk;
 }
 
@@ -325,6 +425,8 @@ void add_comm_command(CLI::App& root, CliContext& ctx) {
   cmd->add_option("--max-bytes", opts->max_bytes, "Largest message, e.g. 1G, 4G (default 4G)")->type_name("B");
   cmd->add_option("--algo", opts->algo, "ring|tree|hierarchical|nvls|direct|auto (default auto)")->type_name("ALGO");
   cmd->add_option("--format", opts->format, "table|json (default table)")->type_name("FMT");
+  cmd->add_option("--plot", opts->plot, "Write an SVG of bus and algorithm bandwidth against message size")
+      ->type_name("FILE");
   cmd->callback([opts, &ctx] { run_comm(*opts, ctx); });
 }
 

@@ -4,8 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include "tests/support/run_gpuplan.hpp"
+#include <unistd.h>
+
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -77,4 +82,28 @@ TEST_CASE("app::comm: bad input is one line on stderr and exit code 2", "[cli][c
     CHECK(count_lines(r.out, false) == 1);
     CHECK(r.out.rfind("gpuplan comm: ", 0) == 0);
   }
+}
+
+TEST_CASE("app::comm: --plot draws one point per message size with the algorithms of the table", "[cli][comm]") {
+  const std::string svg = "/tmp/gpuplan-comm-plot-" + std::to_string(::getpid()) + ".svg";
+  // 1 MiB to 4 GiB: 13 sizes. Four p5en nodes: the model picks tree for mid sizes and ring for the largest (JSON).
+  const std::string args = "--instance aws-p5en.48xlarge --nodes 4 --min-bytes 1M --max-bytes 4G";
+  const Run j = gpuplan_comm(args + " --format json", true);
+  REQUIRE(j.code == 0);
+  std::set<std::string> algos;
+  for (const auto& row : nlohmann::json::parse(j.out)["rows"]) algos.insert(row["algorithm"].get<std::string>());
+  const Run r = gpuplan_comm(args + " --plot " + svg);
+  REQUIRE(r.code == 0);
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int points = 0;
+  for (auto at = text.find("<circle cx"); at != std::string::npos; at = text.find("<circle cx", at + 1))
+    points += text.compare(text.find('>', at) + 1, 7, "<title>") == 0;
+  CHECK(points == 13);
+  for (const auto& a : algos) CHECK(text.find(">busbw, " + a + "</text>") != std::string::npos);
+  CHECK(text.find("<title>4GB: busbw ") != std::string::npos);
+  std::remove(svg.c_str());
+  const Run bad = gpuplan_comm(args + " --plot /nonexistent-dir/c.svg");
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("gpuplan comm: /nonexistent-dir/c.svg: cannot write the plot") != std::string::npos);
 }
