@@ -136,6 +136,10 @@ std::optional<StorageSpec> read_storage(ObjectReader& r) {
     s.aggregate_bw = ByteRate::gbps(r.positive("aggregate_GBps", false).value_or(0));
   }
   r.accept("aggregate_GBps");
+  if (r.has("aggregate_write_GBps") && !(*r.object_ptr())["aggregate_write_GBps"].is_null()) {
+    s.aggregate_write_bw = ByteRate::gbps(r.positive("aggregate_write_GBps", false).value_or(0));
+  }
+  r.accept("aggregate_write_GBps");
   r.accept("price_per_GB_month");
   s.prov = read_prov(r);
   return s;

@@ -87,6 +87,8 @@ struct StorageSpec {
   LatencyPercentiles latency;
   bool shared = false;        // shared by all nodes (bandwidth divided) or per node
   ByteRate aggregate_bw;      // shared systems: total bandwidth across clients
+  ByteRate aggregate_write_bw;  // shared systems: total write bandwidth across clients where it is below
+                                // aggregate_bw (a filer's write limit); 0: aggregate_bw for writes too
   Provenance prov;
 };
 

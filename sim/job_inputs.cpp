@@ -252,7 +252,8 @@ JobEvents make_job_events(const JobConfig& job, const GpuProfile& profile, const
     const Bytes per_node = state / writer_nodes;
     const StorageSpec st = job.checkpoint.storage.value_or(job.cluster.storage);
     double bw = st.write_bw.value();
-    if (st.shared && st.aggregate_bw.value() > 0) bw = std::min(bw, st.aggregate_bw.value() / writer_nodes);
+    const double aggregate = st.aggregate_write_bw.value() > 0 ? st.aggregate_write_bw.value() : st.aggregate_bw.value();
+    if (st.shared && aggregate > 0) bw = std::min(bw, aggregate / writer_nodes);
     if (k.checkpoint_write_efficiency > 0) bw *= k.checkpoint_write_efficiency;
     double d2h_rate = profile.d2h_pinned.value();
     if (k.checkpoint_d2h_rate.value() > 0 && (d2h_rate <= 0 || k.checkpoint_d2h_rate.value() < d2h_rate)) {

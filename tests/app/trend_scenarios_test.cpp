@@ -158,3 +158,31 @@ TEST_CASE("app::evaluate: --trace writes Chrome trace JSON with every simulated 
   CHECK(trace.find("\"name\":\"wait gradients\"") != std::string::npos);
   CHECK(trace.find("\"name\":\"gradient collective\"") != std::string::npos);
 }
+
+TEST_CASE("app::trend: synchronous checkpoints to one NFS server or EFS stall every GPU, local NVMe or async do not", "[scenario]") {
+  // GPT-6.7B with AdamW (16 bytes per parameter, about 106 GB) from 4 p5en nodes every 15 minutes. Written
+  // synchronously through a filer's write limit (nfs-generic-10g 0.9 GB/s, EFS 1 GiB/s for the file system),
+  // each checkpoint takes minutes of every GPU; to Lustre or local NVMe, or asynchronously, seconds.
+  Loaded l = load("checkpoint-slow-storage.json");
+  const auto out = gp::app::evaluate(l.sc, l.cat, options());
+  REQUIRE(out.size() == 5);
+  auto share = [](const gp::app::ConfigOutcome& c) {
+    return c.result.breakdown.checkpoint.value() / c.result.time_to_train.value();
+  };
+  const auto &nfs = out[0], &efs = out[1], &lustre = out[2], &nvme = out[3], &async = out[4];
+  CHECK(nfs.job.checkpoint.storage->id == "nfs-generic-10g");
+  CHECK(async.job.checkpoint.async);
+  CHECK(share(nfs) > 0.10);
+  CHECK(share(efs) > 0.08);
+  for (const auto* c : {&lustre, &nvme, &async}) CHECK(share(*c) < 0.01);
+  REQUIRE_FALSE(nfs.result.advice.empty());
+  CHECK(nfs.result.advice.front().find("checkpoints stall") != std::string::npos);
+  CHECK(nfs.result.advice.front().find("write asynchronously") != std::string::npos);
+  // The write goes at the filer's aggregate write rate, so the two filers' stalls stand in the ratio of their
+  // rates (1.074 / 0.9 = 1.19; the device-to-host copy, 2 s of about 3 minutes, hardly moves it).
+  const double ratio = nfs.result.breakdown.checkpoint.value() / efs.result.breakdown.checkpoint.value();
+  CHECK(ratio == Approx(1.074 / 0.9).epsilon(0.03));
+  // Same steps, so the only difference in time to train is the checkpoint stall.
+  CHECK(nfs.result.step_time.value() == Approx(async.result.step_time.value()));
+  CHECK(nfs.result.cost.value() > 1.1 * async.result.cost.value());
+}
