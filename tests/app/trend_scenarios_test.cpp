@@ -186,3 +186,23 @@ TEST_CASE("app::trend: synchronous checkpoints to one NFS server or EFS stall ev
   CHECK(nfs.result.step_time.value() == Approx(async.result.step_time.value()));
   CHECK(nfs.result.cost.value() > 1.1 * async.result.cost.value());
 }
+
+TEST_CASE("app::trend: a 20 GB image costs a short job minutes of the whole cluster, a slim one a third of that", "[scenario]") {
+  // Start-up by hand: compressed bytes / 193 MB/s pull + compressed / 97 MB/s single-core unpack + import torch
+  // 5.15 s (sim-constants), plus the CUDA context: NGC PyTorch 9.0 GB -> 46.6 + 92.8 + 5.15 = 144.6 s; the slim
+  // image 3.0 GB -> 15.5 + 30.9 + 5.15 = 51.6 s.
+  Loaded l = load("bloated-image.json");
+  const auto out = gp::app::evaluate(l.sc, l.cat, options());
+  REQUIRE(out.size() == 3);
+  const auto &ngc = out[0], &slim = out[2];
+  REQUIRE(ngc.job.container.image.id == "ngc-pytorch-24.10");
+  REQUIRE(slim.job.container.image.id == "slim-torch-custom");
+  CHECK(ngc.result.breakdown.startup.value() == Approx(144.6).epsilon(0.02));
+  CHECK(slim.result.breakdown.startup.value() == Approx(51.6).epsilon(0.02));
+  CHECK(ngc.result.breakdown.startup.value() / ngc.result.time_to_train.value() > 0.10);
+  REQUIRE_FALSE(ngc.result.advice.empty());
+  CHECK(ngc.result.advice.back().find("pre-pull the image") != std::string::npos);
+  // Same steps: the whole difference in cost is the start-up, billed for all 128 GPUs.
+  CHECK(ngc.result.step_time.value() == Approx(slim.result.step_time.value()));
+  CHECK(ngc.result.cost.value() > slim.result.cost.value());
+}
