@@ -49,23 +49,12 @@ std::string cut(const std::string& s, std::size_t w, bool keep_tail) {
   return keep_tail ? "..." + s.substr(byte_at(s, have - (w - 3))) : s.substr(0, byte_at(s, w - 3)) + "...";
 }
 
-// What a configuration chose in its sweep, from its stored results (`sweep`, recorded since 2026-12-06): the
-// swept fields by their last names, the columns' own (nodes, instance, GPU) and unset ones left out.
-// Empty for runs recorded before, or without a sweep.
+// What a configuration chose in its sweep, as `run` labelled it (`sweep_label` of its stored results, recorded
+// since 2026-12-06); empty for runs recorded before, or without a sweep.
 std::string sweep_text(const std::string& results_json) {
   const auto j = nlohmann::json::parse(results_json, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("sweep") || !j["sweep"].is_object()) return {};
-  std::string names, values;  // names ("plan=on-prem") first: they say most
-  for (auto it = j["sweep"].begin(); it != j["sweep"].end(); ++it) {
-    const std::string& p = it.key();
-    if (p == "cluster.nodes" || p == "cluster.instance" || p == "cluster.gpu" || p == "cluster.gpus_per_node" ||
-        p == "cluster.gpus" || it.value().is_null())
-      continue;
-    const auto& v = it.value();
-    std::string& to = v.is_string() ? names : values;
-    to += (to.empty() ? "" : " ") + p.substr(p.rfind('.') + 1) + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-  }
-  return names + (names.empty() || values.empty() ? "" : " ") + values;
+  if (j.is_discarded() || !j.is_object() || !j.contains("sweep_label") || !j["sweep_label"].is_string()) return {};
+  return j["sweep_label"].get<std::string>();
 }
 
 std::string render_table(const std::vector<Column>& cols, const std::vector<std::vector<std::string>>& rows) {

@@ -258,6 +258,7 @@ json config_json(const ConfigOutcome& c) {
   j["steps"] = r.steps;
   j["global_batch"] = c.job.global_batch();
   j["sweep"] = c.sweep;
+  j["sweep_label"] = c.sweep_label;
   j["step_time_s"] = r.step_time.value();
   j["throughput_samples_per_s"] = r.throughput_samples_per_s;
   j["time_to_train_h"] = r.time_to_train.hours();

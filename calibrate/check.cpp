@@ -158,7 +158,6 @@ std::string fmt(const char* f, double v) {
 
 std::string opt_fmt(const char* f, const std::optional<double>& v) { return v ? fmt(f, *v) : std::string("-"); }
 
-
 std::string pad(std::string s, std::size_t w, bool right = false) {
   if (s.size() > w) s = s.substr(0, w - 1) + "~";
   const std::string sp(w - s.size(), ' ');
