@@ -13,7 +13,6 @@ struct Axis {
   bool log = false;
   std::vector<double> ticks;
 
-  Axis() = default;
   Axis(double min_v, double max_v);
   // Where v lies along the axis: 0 at lo, 1 at hi.
   [[nodiscard]] double frac(double v) const;
