@@ -60,7 +60,7 @@ def mutate(o, rng):
             elif parent:
                 parent.pop(p[-1])
         else:
-            parent[p[-1]] = rng.choice(WEIRD)
+            parent[p[-1]] = copy.deepcopy(rng.choice(WEIRD))  # a shared list or dict would make a cycle
 
 
 def mutate_numbers(e, rng):
