@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "models/collective.hpp"
 #include "sim/job_inputs.hpp"
 
 using gp::Bytes;
@@ -71,6 +72,23 @@ SimConstants constants() {
   return k;
 }
 
+// The cluster of generic_job() as a collective topology, written out by hand (not through topology_from).
+gp::collective::Topology hand_topology(int gpus_per_node, int nodes) {
+  gp::collective::Topology t;
+  t.gpus_per_node = gpus_per_node;
+  t.nodes = nodes;
+  t.intra.id = "nvlink";
+  t.intra.bw_per_gpu = ByteRate::gbps(450);
+  t.intra.efficiency = 0.8;
+  t.intra.hop_latency = Seconds::us(3.4);
+  t.inter.id = "eth";
+  t.inter.bw_per_gpu = ByteRate::gbit(100);
+  t.inter.efficiency = 0.9;
+  t.inter.hop_latency = Seconds::us(10);
+  t.node_network_bw = ByteRate::gbit(100);
+  return t;
+}
+
 }  // namespace
 
 TEST_CASE("sim::job_inputs: DDP gradients in 25 MiB buckets: ceil(4e9 / 26,214,400) = 153") {
@@ -83,8 +101,15 @@ TEST_CASE("sim::job_inputs: DDP gradients in 25 MiB buckets: ceil(4e9 / 26,214,4
   gp::JobConfig limited = generic_job();
   limited.container.cpus = 12.5;  // docker run --cpus=12.5
   CHECK(make_step_input(limited, prediction(), profile(), constants(), notes).cluster.cpu_cores == 12.5);
-  for (std::size_t i = 0; i + 1 < in.comm.grad_buckets.size(); ++i) CHECK(in.comm.grad_buckets[i].value() > 0);
-  CHECK(in.comm.grad_buckets.back() < in.comm.grad_buckets.front());  // the remainder bucket is smaller
+  // Each full bucket is one 25 MiB all-reduce over the 16 ranks (8 a node, 2 nodes), the remainder
+  // (4e9 - 152 x 26,214,400 = 15,411,200 B) one smaller one.
+  const gp::collective::Topology t = hand_topology(8, 2);
+  const double full = gp::collective::estimate(gp::collective::Op::all_reduce, Bytes::mib(25), t).time.value();
+  const double rest = gp::collective::estimate(gp::collective::Op::all_reduce, Bytes(15411200), t).time.value();
+  for (std::size_t i = 0; i + 1 < in.comm.grad_buckets.size(); ++i)
+    CHECK(in.comm.grad_buckets[i].value() == Approx(full).epsilon(1e-12));
+  CHECK(in.comm.grad_buckets.back().value() == Approx(rest).epsilon(1e-12));
+  CHECK(rest < full);
 }
 
 TEST_CASE("sim::job_inputs: compute split by tp x pp and micro-batches, CPU issue in proportion") {
@@ -100,7 +125,9 @@ TEST_CASE("sim::job_inputs: compute split by tp x pp and micro-batches, CPU issu
   CHECK(in.compute.gpu_optimizer.ms() == Approx(8.0 / 4));
   CHECK(in.compute.cpu_forward.ms() == Approx(64.0 * 40 / 128 / (2 * 4)));  // issue split by pp only
   CHECK(in.comm.pp_stages == 2);
-  CHECK(in.comm.pp_p2p.value() > 0);
+  // Stage boundary of a generic model: 10 MB a sample x 4 = 40 MB, across nodes at the node's 100 Gb/s x 0.9
+  // shared by its 8 GPUs (1.40625 GB/s), + the 10 us hop; there and back: 2 x (28.444 + 0.010) = 56.909 ms.
+  CHECK(in.comm.pp_p2p.ms() == Approx(56.909).epsilon(1e-4));
   CHECK_FALSE(notes.empty());  // tensor parallelism of a generic model is not modelled, and it says so
 }
 
@@ -188,14 +215,25 @@ TEST_CASE("sim::job_inputs: FSDP gathers per transformer layer, tensor paralleli
   StepSimInput in = make_step_input(j, prediction(), profile(), constants(), notes);
   CHECK(in.comm.layer_units == 12);
   CHECK(in.comm.grad_buckets.empty());
-  CHECK(in.comm.unit_allgather.value() > 0);
-  CHECK(in.comm.unit_reduce_scatter.value() > 0);
+  // The dims make it GPT-2 small with nanoGPT's padded vocabulary, 124,475,904 parameters (12 x 7,087,872 in the
+  // blocks, 50,304 x 768 + 1,024 x 768 embeddings, 1,536 final norm; the head tied): one unit of bf16 weights is
+  // 124,475,904 x 2 B / 12 = 20.7 MB, gathered and reduce-scattered over the 16 ranks.
+  const Bytes unit(124475904.0 * 2 / 12);
+  const gp::collective::Topology t16 = hand_topology(8, 2);
+  CHECK(in.comm.unit_allgather.value() ==
+        Approx(gp::collective::estimate(gp::collective::Op::all_gather, unit, t16).time.value()).epsilon(1e-12));
+  CHECK(in.comm.unit_reduce_scatter.value() ==
+        Approx(gp::collective::estimate(gp::collective::Op::reduce_scatter, unit, t16).time.value()).epsilon(1e-12));
   CHECK(in.compute.gpu_optimizer.ms() == Approx(8.0 / 16));  // sharded over dp = 16
   j.parallel.strategy = gp::DataParallel::ddp;
   j.parallel.tp = 2;
   j.parallel.dp = 8;
   in = make_step_input(j, prediction(), profile(), constants(), notes);
-  CHECK(in.comm.tp_forward.value() > 0);
+  // Two all-reduces a layer (attention and MLP outputs) of 4 x 1024 tokens x 768 x 2 B = 6,291,456 B over the
+  // two GPUs of the pair, for 12 layers: 24 all-reduces each way.
+  const double one_tp =
+      gp::collective::estimate(gp::collective::Op::all_reduce, Bytes(6291456), hand_topology(2, 1)).time.value();
+  CHECK(in.comm.tp_forward.value() == Approx(24 * one_tp).epsilon(1e-12));
   CHECK(in.comm.tp_backward.value() == Approx(in.comm.tp_forward.value()));
 }
 
@@ -206,7 +244,9 @@ TEST_CASE("sim::job_inputs: an over-subscribed fabric slows every inter-node buc
   j.cluster.oversubscription = 4;
   const StepSimInput b = make_step_input(j, prediction(), profile(), constants(), notes);
   REQUIRE(a.comm.grad_buckets.size() == b.comm.grad_buckets.size());
-  CHECK(b.comm.grad_buckets.front() > a.comm.grad_buckets.front() * 1.5);
+  // Only the network phase slows: a 25 MiB bucket crosses the node's 100 Gb/s x 0.9 = 11.25 GB/s as
+  // 26,214,400 B / 11.25 GB/s = 2.330 ms; at 4:1 it takes 4x that, 6.991 ms more.
+  CHECK((b.comm.grad_buckets.front().ms() - a.comm.grad_buckets.front().ms()) == Approx(3 * 26214400 / 11.25e9 * 1e3).epsilon(0.01));
 }
 
 TEST_CASE("sim::job_inputs: tensor-parallel shards share the node's NICs for their data-parallel all-reduces") {
