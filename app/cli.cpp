@@ -1,9 +1,32 @@
 #include "app/cli.hpp"
 
+#include <cmath>
 #include <exception>
 #include <iostream>
+#include <sstream>
+#include <string>
 
 namespace gp::app {
+
+CLI::Validator finite_range(double lo, double hi) {
+  std::ostringstream desc;
+  desc << "NUMBER in [" << lo << ", " << hi << "]";
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        double x = 0;
+        std::size_t used = 0;
+        try {
+          x = std::stod(s, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        std::ostringstream msg;
+        if (used != s.size() || !std::isfinite(x) || x < lo || x > hi)
+          msg << "expected a number in [" << lo << ", " << hi << "], got " << s;
+        return msg.str();
+      },
+      desc.str());
+}
 
 int run_cli(int argc, char** argv) {
   CLI::App root{"gpuplan: how many GPUs, of which kind, for a training job; what it costs and whether it pays off"};
@@ -26,8 +49,10 @@ int run_cli(int argc, char** argv) {
   try {
     root.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = root.exit(e);
-    return rc == 0 ? 0 : kExitBadInput;
+    if (e.get_exit_code() == 0) return root.exit(e);  // --help, --version
+    // One line, as for every other bad input (CLI11's own adds a second, "Run with --help ...").
+    std::cerr << "gpuplan: " << e.what() << " (see --help)\n";
+    return kExitBadInput;
   } catch (const std::exception& e) {
     // Anything not anticipated: one line, never a crash dump.
     std::cerr << "gpuplan: internal error: " << e.what() << "\n";

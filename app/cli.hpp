@@ -28,6 +28,9 @@ void add_history_command(CLI::App& root, CliContext& ctx);
 void add_calibrate_command(CLI::App& root, CliContext& ctx);
 void add_comm_command(CLI::App& root, CliContext& ctx);
 
+// A CLI11 check for a finite number in [lo, hi]: CLI::Range lets NaN through ("nan" parses as a double).
+CLI::Validator finite_range(double lo, double hi);
+
 // Parses argv, runs the chosen command, returns the process exit code. Never throws.
 int run_cli(int argc, char** argv);
 

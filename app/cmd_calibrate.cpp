@@ -5,10 +5,13 @@
 #include <fstream>
 #include <iostream>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "app/cli.hpp"
 #include "app/catalog_io.hpp"
 #include "app/cmd_calibrate_comm.hpp"  // issue 5: `calibrate comm`
+#include "app/output_file.hpp"
 #include "app/profile_cache.hpp"
 #include "app/progress.hpp"
 #include "calibrate/loader_check.hpp"
@@ -66,11 +69,28 @@ bool report(const std::vector<std::string>& errors) {
   return errors.empty();
 }
 
+// One line and false when an output path cannot be written or would overwrite an input; checked before the work.
+bool outputs_ok(const std::vector<std::pair<std::string, const char*>>& outputs, const std::vector<std::string>& inputs) {
+  for (const auto& [path, what] : outputs) {
+    if (path.empty()) continue;
+    if (const auto problem = output_problem(path, what, inputs)) {
+      std::cerr << *problem << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
+  if (!outputs_ok({{o.plot, "the plot"}, {o.junit, "the JUnit report"}},
+                  {o.profile, o.runs, o.constants, o.sim_constants}))
+    return kExitBadInput;
   std::vector<std::string> errors;
   auto profile = calibrate::load_profile(o.profile, errors);
   const std::string cpath = o.constants.empty() ? default_constants_path(o.profile) : o.constants;
-  auto constants = calibrate::load_constants(cpath, errors);
+  // The default constants sit beside the profile: when the profile cannot be read, neither can they, and a
+  // second line about them would only repeat the first.
+  auto constants = profile || !o.constants.empty() ? calibrate::load_constants(cpath, errors) : std::nullopt;
   auto runs = calibrate::load_runs(o.runs, errors);
   if (!report(errors) || !profile || !constants) return kExitBadInput;
   if (!o.gpu.empty() && o.gpu != profile->gpu_id) {
@@ -124,17 +144,14 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
   else
     std::cout << calibrate::render_table(rep);
   if (!o.plot.empty()) {
-    std::ofstream svg(o.plot);
-    if (!svg) {
-      std::cerr << o.plot << ": cannot write the plot\n";
+    if (const auto problem = write_output_file(o.plot, calibrate::render_svg(rep), "the plot")) {
+      std::cerr << *problem << "\n";
       return kExitBadInput;
     }
-    svg << calibrate::render_svg(rep);
   }
   if (!o.junit.empty()) {
-    std::ofstream x(o.junit);
-    if (!(x << calibrate::render_junit(rep, o.record_tolerance))) {
-      std::cerr << o.junit << ": cannot write the JUnit report\n";
+    if (const auto problem = write_output_file(o.junit, calibrate::render_junit(rep, o.record_tolerance), "the JUnit report")) {
+      std::cerr << *problem << "\n";
       return kExitBadInput;
     }
   }
@@ -145,7 +162,9 @@ int run_convs_command(const CalibrateOptions& o) {
   std::vector<std::string> errors;
   auto profile = calibrate::load_profile(o.profile, errors);
   const std::string cpath = o.constants.empty() ? default_constants_path(o.profile) : o.constants;
-  auto constants = calibrate::load_constants(cpath, errors);
+  // The default constants sit beside the profile: when the profile cannot be read, neither can they, and a
+  // second line about them would only repeat the first.
+  auto constants = profile || !o.constants.empty() ? calibrate::load_constants(cpath, errors) : std::nullopt;
   if (!report(errors) || !profile || !constants) return kExitBadInput;
   const auto rows = calibrate::check_convs(o.probe, make_device_model(*profile), *constants, o.layout, errors);
   if (!report(errors)) return kExitBadInput;
@@ -158,6 +177,9 @@ int run_convs_command(const CalibrateOptions& o) {
 }
 
 int run_fit_command(const CalibrateOptions& o) {
+  std::vector<std::string> inputs = o.fit_runs;
+  for (const auto& p : {o.profile, o.kernel_classes, o.nchw_classes, o.probe_classes}) inputs.push_back(p);
+  if (!outputs_ok({{o.out, "the constants"}}, inputs)) return kExitBadInput;
   std::vector<std::string> errors;
   auto profile = calibrate::load_profile(o.profile, errors);
   std::vector<std::vector<calibrate::RunRecord>> sessions;
@@ -378,12 +400,11 @@ int run_fit_command(const CalibrateOptions& o) {
   if (o.out.empty()) {
     std::cout << j << "\n";
   } else {
-    std::ofstream f(o.out);
-    if (!f) {
-      std::cerr << o.out << ": cannot write\n";
+    if (const auto problem = write_output_file(o.out, j + "\n", "the constants")) {
+      std::cout << j << "\n";  // nothing lost: the fit goes to standard output instead
+      std::cerr << *problem << " (printed on standard output instead)\n";
       return kExitBadInput;
     }
-    f << j << "\n";
   }
   return kExitOk;
 }
@@ -399,7 +420,8 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   check->add_option("--profile", opts->profile, "GPU profile JSON (gpuplan-profile/1)")->required();
   check->add_option("--runs", opts->runs, "measured runs, JSON lines")->required();
   check->add_option("--constants", opts->constants, "fitted constants (default: fit-<profile>.json beside it)");
-  check->add_option("--tolerance", opts->tolerance, "step-time MAPE tolerance in percent (default 10)");
+  check->add_option("--tolerance", opts->tolerance, "step-time MAPE tolerance in percent (default 10)")
+      ->check(finite_range(0.001, 1e6));
   check->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}));
   check->add_option("--plot", opts->plot, "write an SVG scatter of predicted vs measured step time");
   check->add_option("--junit", opts->junit,
@@ -407,7 +429,7 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
       ->type_name("FILE");
   check->add_option("--record-tolerance", opts->record_tolerance,
                     "in the JUnit report, a record's step fails beyond this error in percent (default 25)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(finite_range(0.0, 1e6));
   check->add_option("--ops", opts->ops, "print the operator breakdown of the record with this id, and nothing else");
   check->add_option("--sim-constants", opts->sim_constants,
                     "simulation constants for the data-loader records (default: sim-constants.json beside the profile)");
@@ -417,7 +439,7 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   check->add_option("--host-cpu-scale", opts->check_host_cpu_scale,
                     "a CPU factor measured on the runs' host (as the scenario's cluster.host_cpu_scale): scales the "
                     "CPU's issue time; the summary suggests one from the runs' host-bound steps")
-      ->check(CLI::Range(0.05, 20.0));
+      ->check(finite_range(0.05, 20.0));
   check->callback([opts, &ctx] { ctx.exit_code = run_check_command(*opts, ctx); });
 
   auto* fit = cal->add_subcommand("fit", "Fit the compute model's global constants over measured runs");

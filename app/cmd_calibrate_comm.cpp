@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/catalog_io.hpp"
+#include "app/output_file.hpp"
 #include "calibrate/nccl_fit.hpp"
 #include "calibrate/nccl_io.hpp"
 
@@ -49,14 +50,17 @@ const InterconnectSpec* intra_link(const Catalog& cat, const CommCalOptions& o, 
 }
 
 int write_fit(const std::string& path, const nlohmann::ordered_json& j) {
-  std::ofstream f(path);
-  if (!f) return bad(path + ": cannot write the fit");
-  f << j.dump(2) << "\n";
+  if (const auto problem = write_output_file(path, j.dump(2) + "\n", "the fit")) {
+    std::cout << j.dump(2) << "\n";  // nothing lost: the fit goes to standard output instead
+    return bad(*problem + " (printed on standard output instead)");
+  }
   return kExitOk;
 }
 
 int run(const CommCalOptions& o, CliContext& ctx) {
   if (!(o.tolerance > 0)) return bad("--tolerance must be a positive percentage");
+  if (!o.fit_out.empty())
+    if (const auto problem = output_problem(o.fit_out, "the fit", {o.nccl})) return bad(*problem);
   std::vector<std::string> errors;
   const auto m = calibrate::load_nccl(o.nccl, errors);
   for (const auto& e : errors) std::cerr << e << "\n";
@@ -90,7 +94,8 @@ void add_calibrate_comm_command(CLI::App* calibrate, CliContext& ctx) {
       ->required()
       ->type_name("ID");
   cmd->add_option("--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--tolerance", o->tolerance, "all-reduce busbw tolerance at >= 64 MiB, percent (default 10)");
+  cmd->add_option("--tolerance", o->tolerance, "all-reduce busbw tolerance at >= 64 MiB, percent (default 10)")
+      ->check(finite_range(0.001, 1e6));
   cmd->add_option("--fit-out", o->fit_out, "write the fitted latency/efficiency per algorithm here (JSON)")
       ->type_name("FILE");
   cmd->callback([o, &ctx] { ctx.exit_code = run(*o, ctx); });

@@ -89,7 +89,8 @@ int run(const DdpOptions& o, CliContext& ctx) {
   const std::string cpath =
       o.constants.empty() ? (pp.parent_path() / ("fit-" + pp.stem().string() + ".json")).string() : o.constants;
   const auto profile = calibrate::load_profile(o.profile, errors);
-  const auto constants = calibrate::load_constants(cpath, errors);
+  // Beside the profile by default: unreadable with it, and worth no second line.
+  const auto constants = profile || !o.constants.empty() ? calibrate::load_constants(cpath, errors) : std::nullopt;
   for (const auto& e : errors) std::cerr << e << "\n";
   if (!profile || !constants) return kExitBadInput;
   if (profile->gpu_id != probe_node->gpu.id)
@@ -139,7 +140,8 @@ void add_calibrate_ddp_command(CLI::App* calibrate, CliContext& ctx) {
       ->type_name("ID");
   cmd->add_option("--profile", o->profile, "GPU profile JSON (default calibrate/profiles/h200.json)");
   cmd->add_option("--constants", o->constants, "fitted constants (default: fit-<profile>.json beside it)");
-  cmd->add_option("--tolerance", o->tolerance, "step-time MAPE tolerance over gpus > 1, percent (default 10)");
+  cmd->add_option("--tolerance", o->tolerance, "step-time MAPE tolerance over gpus > 1, percent (default 10)")
+      ->check(finite_range(0.001, 1e6));
   cmd->add_option("--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}));
   cmd->callback([o, &ctx] { ctx.exit_code = run(*o, ctx); });
 }

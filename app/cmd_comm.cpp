@@ -14,6 +14,7 @@
 
 #include "app/catalog_io.hpp"
 #include "app/cli.hpp"
+#include "app/output_file.hpp"
 #include "app/svg.hpp"
 #include "calibrate/check.hpp"
 #include "models/collective.hpp"
@@ -377,9 +378,15 @@ void run_comm(const CommOptions& o, CliContext& ctx) {
     fail(ctx, "unknown --format \"" + o.format + "\"; expected table or json");
     return;
   }
-  if (o.oversubscription < 1) {
-    fail(ctx, "--oversubscription must be at least 1 (1 = non-blocking fabric)");
+  if (!(o.oversubscription >= 1 && o.oversubscription <= 1000)) {
+    fail(ctx, "--oversubscription must be in [1, 1000] (1 = non-blocking fabric)");
     return;
+  }
+  if (!o.plot.empty()) {
+    if (const auto problem = output_problem(o.plot, "the plot")) {
+      fail(ctx, *problem);
+      return;
+    }
   }
   auto sweep = parse_sweep(o, ctx);
   if (!sweep) return;
@@ -394,9 +401,8 @@ void run_comm(const CommOptions& o, CliContext& ctx) {
   else print_table(*cluster, *sweep, o.algo);
   if (!o.plot.empty()) {
     std::fflush(stdout);
-    std::ofstream f(o.plot, std::ios::binary);
-    if (!(f << render_comm_plot(*cluster, *sweep))) {
-      fail(ctx, o.plot + ": cannot write the plot");
+    if (const auto problem = write_output_file(o.plot, render_comm_plot(*cluster, *sweep), "the plot")) {
+      fail(ctx, *problem);
       return;
     }
   }

@@ -5,6 +5,7 @@
 #include "app/catalog_io.hpp"
 #include "app/cli.hpp"
 #include "app/evaluate.hpp"
+#include "app/output_file.hpp"
 #include "app/progress.hpp"
 #include "app/store.hpp"
 
@@ -61,6 +62,19 @@ void run(const RunOptions& o, CliContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
+  // Every output path is checked before the work: a run is never done only for its results to go nowhere, and
+  // no output may overwrite an input (the scenario, a catalog, the results store).
+  std::vector<std::string> inputs = ctx.catalog_overrides;
+  inputs.push_back(o.file);
+  if (!o.no_db) inputs.push_back(o.db);
+  for (const auto& [path, what] : {std::pair{o.out, "the output"}, {o.plot, "the plot"}, {o.trace, "the trace"}}) {
+    if (path.empty()) continue;
+    if (const auto problem = output_problem(path, what, inputs)) {
+      std::cerr << *problem << "\n";
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+  }
   Diagnostics diags;
   auto sc = load_scenario(o.file, *cat, diags);
   if (!sc) {
@@ -73,6 +87,8 @@ void run(const RunOptions& o, CliContext& ctx) {
   eo.progress = progress_bar(!o.quiet, "configurations");
   std::vector<std::string> notes;
   eo.warnings = &notes;
+  std::string trace_error;
+  eo.trace_error = &trace_error;
   auto results = evaluate(*sc, *cat, eo);
   // What the prediction rests on (derived profiles, simplifications): once each, on stderr.
   if (!o.quiet) {
@@ -95,27 +111,28 @@ void run(const RunOptions& o, CliContext& ctx) {
   if (o.out.empty()) {
     std::cout << text;
   } else {
-    std::ofstream f(o.out, std::ios::binary);
-    if (!(f << text)) {
-      std::cerr << o.out << ": cannot write the output file\n";
+    if (const auto problem = write_output_file(o.out, text, "the output")) {
+      std::cout << text;  // nothing lost: the results go to standard output instead
+      std::cerr << *problem << " (printed on standard output instead)\n";
       ctx.exit_code = kExitBadInput;
       return;
     }
   }
   if (!o.plot.empty()) {
-    std::ofstream f(o.plot, std::ios::binary);
-    if (!(f << render_plot(results, sc->name.empty() ? sc->path : sc->name, deadline))) {
-      std::cerr << o.plot << ": cannot write the plot\n";
+    if (const auto problem =
+            write_output_file(o.plot, render_plot(results, sc->name.empty() ? sc->path : sc->name, deadline), "the plot")) {
+      std::cerr << *problem << "\n";
       ctx.exit_code = kExitBadInput;
       return;
     }
   }
+  if (!trace_error.empty()) std::cerr << trace_error << "\n";
   if (!store_error.empty()) {
     std::cerr << store_error << " (the results were not recorded; give another --db FILE, or --no-db)\n";
     ctx.exit_code = kExitBadInput;
     return;
   }
-  ctx.exit_code = kExitOk;
+  ctx.exit_code = trace_error.empty() ? kExitOk : kExitBadInput;
 }
 
 }  // namespace

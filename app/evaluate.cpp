@@ -4,6 +4,7 @@
 #include <fstream>
 #include <memory>
 
+#include "app/output_file.hpp"
 #include "app/profile_cache.hpp"
 #include "models/memory_model.hpp"
 #include "models/pricing.hpp"
@@ -127,10 +128,11 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
   return r;
 }
 
-void write_trace(const std::string& path, const std::string& text, std::vector<std::string>& notes) {
-  std::ofstream out(path, std::ios::binary);
-  if (out) out << text;
-  if (!out) notes.push_back(path + ": cannot write the trace");
+void write_trace(const EvaluateOptions& opts, const std::string& text, std::vector<std::string>& notes) {
+  if (auto problem = write_output_file(opts.trace_path, text, "the trace")) {
+    if (opts.trace_error) *opts.trace_error = std::move(*problem);
+    else notes.push_back(std::move(*problem));
+  }
 }
 
 }  // namespace
@@ -178,7 +180,7 @@ std::vector<ConfigOutcome> evaluate(const Scenario& sc, const Catalog& cat, cons
     c.job = sc.configs[i];
     c.result = ev.run(sc.configs[i], want_trace ? &trace : nullptr);
     out.push_back(std::move(c));
-    if (want_trace) write_trace(opts.trace_path, trace, io_notes);
+    if (want_trace) write_trace(opts, trace, io_notes);
     if (opts.progress) opts.progress(i + 1, sc.configs.size());
   }
   if (sc.concrete.size() == out.size()) {

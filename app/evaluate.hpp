@@ -22,6 +22,7 @@ struct EvaluateOptions {
   int trace_steps = 3;      // steps written to the trace
   int trace_max_ranks = 16; // ranks written to the trace (plus the straggler proxy)
   std::vector<std::string>* warnings = nullptr;  // receives notes (derived profiles, simplifications)
+  std::string* trace_error = nullptr;  // set to one line when the trace cannot be written (else a warning)
 };
 
 // Deterministic: the same scenario (seeds included) gives the same results. Problems that stop one

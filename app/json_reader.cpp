@@ -1,5 +1,7 @@
 #include "app/json_reader.hpp"
 
+#include "calibrate/json_text.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -8,28 +10,6 @@
 namespace gp::app {
 
 namespace {
-
-// nlohmann reports a byte offset; turn it into 1-based line and column.
-void offset_to_line_col(const std::string& text, std::size_t offset, int& line, int& col) {
-  line = 1;
-  col = 1;
-  for (std::size_t i = 0; i < text.size() && i + 1 < offset; ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      col = 1;
-    } else {
-      ++col;
-    }
-  }
-}
-
-std::string strip_nlohmann_prefix(std::string what) {
-  // "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error while parsing object - ..."
-  auto pos = what.find("syntax error");
-  if (pos != std::string::npos) return what.substr(pos);
-  pos = what.find("] ");
-  return pos == std::string::npos ? what : what.substr(pos + 2);
-}
 
 const char* type_name(const json& v) {
   if (v.is_null()) return "null";
@@ -50,25 +30,18 @@ std::string fmt_num(double x) {
 }  // namespace
 
 std::optional<json> parse_json_text(const std::string& text, const std::string& name, Diagnostics& diags) {
-  try {
-    return json::parse(text, nullptr, true, /*ignore_comments=*/true);
-  } catch (const json::parse_error& e) {
-    int line = 0, col = 0;
-    offset_to_line_col(text, e.byte, line, col);
-    diags.add_at(name, line, col, "invalid JSON: " + strip_nlohmann_prefix(e.what()));
-    return std::nullopt;
-  }
+  calibrate::JsonTextError err;
+  auto doc = calibrate::parse_json_text(text, /*comments=*/true, err);
+  if (!doc) diags.add_at(name, err.line, err.col, "invalid JSON: " + err.what);
+  return doc;
 }
 
 std::optional<json> parse_json_file(const std::string& path, Diagnostics& diags, std::string* text_out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    diags.add(path, "", "cannot open file for reading");
+  std::string text, error;
+  if (!calibrate::read_input_file(path, text, error)) {
+    diags.add(path, "", error);
     return std::nullopt;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string text = ss.str();
   auto doc = parse_json_text(text, path, diags);
   if (text_out) *text_out = std::move(text);
   return doc;

@@ -5,10 +5,12 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <tuple>
 #include <utility>
 
 #include "calibrate/json_fields.hpp"
+#include "calibrate/json_text.hpp"
 #include "calibrate/reference_runs.hpp"
 
 namespace gp::calibrate {
@@ -52,11 +54,12 @@ void predict_row(ConvCheckRow& row, const DeviceModel& dev, const ComputeConstan
 std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel& dev, const FitConstants& constants,
                                       const std::string& layouts, std::vector<std::string>& errors) {
   std::vector<ConvCheckRow> out;
-  std::ifstream in(path);
-  if (!in) {
-    errors.push_back(path + ": cannot open the convolution probe file");
+  std::string all, error;
+  if (!read_input_file(path, all, error)) {
+    errors.push_back(path + ": " + error + " (the convolution probe file)");
     return out;
   }
+  std::istringstream in(all);
   std::string text;
   int line = 0;
   while (std::getline(in, text)) {

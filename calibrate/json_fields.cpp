@@ -3,34 +3,22 @@
 #include <iomanip>
 #include <sstream>
 #include "calibrate/json_fields.hpp"
+#include "calibrate/json_text.hpp"
 
 namespace gp::calibrate {
 
 std::optional<nlohmann::json> read_json_file(const std::string& path, const std::string& what,
                                              std::vector<std::string>& errors) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    errors.push_back(path + ": cannot open the " + what + " file");
+  std::string text, error;
+  if (!read_input_file(path, text, error)) {
+    errors.push_back(path + ": " + error + " (the " + what + " file)");
     return std::nullopt;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  try {
-    return nlohmann::json::parse(text, nullptr, true, /*ignore_comments=*/true);
-  } catch (const nlohmann::json::parse_error& e) {
-    int line = 1, col = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    errors.push_back(path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": not valid JSON");
-    return std::nullopt;
-  }
+  JsonTextError err;
+  auto doc = parse_json_text(text, /*comments=*/true, err);
+  if (!doc)
+    errors.push_back(path + ":" + std::to_string(err.line) + ":" + std::to_string(err.col) + ": not valid JSON: " + err.what);
+  return doc;
 }
 
 void FieldReader::error(const std::string& key, const std::string& what) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 
 #include "calibrate/json_fields.hpp"
+#include "calibrate/json_text.hpp"
 #include "models/swin_ops.hpp"
 #include "models/vision_ops.hpp"
 
@@ -133,15 +135,14 @@ std::vector<RunRecord> parse_runs(const std::vector<std::string>& lines, const s
     const std::string& text = lines[i];
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = file + ":" + std::to_string(i + 1);
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      // nlohmann's byte is one past the offending character (1-based column of it).
-      errors.push_back(where + ":" + std::to_string(std::max<std::size_t>(1, e.byte)) +
-                       ": not valid JSON (expected one JSON object per line)");
+    JsonTextError err;
+    auto parsed = parse_json_text(text, /*comments=*/false, err);
+    if (!parsed) {
+      errors.push_back(where + ":" + std::to_string(err.col) + ": not valid JSON (expected one JSON object per line): " +
+                       err.what);
       continue;
     }
+    nlohmann::json j = std::move(*parsed);
     if (!j.is_object()) {
       errors.push_back(where + ":/: expected one JSON object per line, got " + std::string(j.type_name()));
       continue;
@@ -176,12 +177,13 @@ std::vector<RunRecord> parse_runs(const std::vector<std::string>& lines, const s
 }
 
 std::vector<RunRecord> load_runs(const std::string& path, std::vector<std::string>& errors) {
-  std::ifstream in(path);
-  if (!in) {
-    errors.push_back(path + ": cannot open the runs file");
+  std::string text, error;
+  if (!read_input_file(path, text, error)) {
+    errors.push_back(path + ": " + error + " (the runs file)");
     return {};
   }
   std::vector<std::string> lines;
+  std::istringstream in(text);
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   return parse_runs(lines, path, errors);
 }

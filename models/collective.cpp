@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <string>
 
 namespace gp::collective {
 
@@ -70,6 +72,10 @@ Topology topology_from(const ClusterConfig& c) {
 std::optional<std::string> check(const Topology& t) {
   if (t.gpus_per_node < 1) return "gpus per node must be at least 1";
   if (t.nodes < 1) return "node count must be at least 1";
+  // The model's range, not a hardware fact: the largest jobs run today use ~100k GPUs.
+  constexpr std::int64_t kMaxRanks = std::int64_t{1} << 20;
+  if (static_cast<std::int64_t>(t.gpus_per_node) * t.nodes > kMaxRanks)
+    return "at most 1,048,576 GPUs in all, got " + std::to_string(t.gpus_per_node) + " x " + std::to_string(t.nodes);
   if (t.gpus_per_node > 1) {
     if (t.intra.bw_per_gpu.value() <= 0) return "intra-node interconnect \"" + t.intra.id + "\" has no bandwidth";
     if (t.intra.efficiency <= 0 || t.intra.efficiency > 1) return "intra-node efficiency must be in (0, 1]";
@@ -77,7 +83,7 @@ std::optional<std::string> check(const Topology& t) {
   if (t.nodes > 1) {
     if (t.node_network_bw.value() <= 0) return "more than one node needs a network with a bandwidth";
     if (t.inter.efficiency <= 0 || t.inter.efficiency > 1) return "network efficiency must be in (0, 1]";
-    if (t.oversubscription < 1) return "over-subscription must be at least 1";
+    if (!(t.oversubscription >= 1 && t.oversubscription <= 1000)) return "over-subscription must be in [1, 1000]";
   }
   if (t.intra.hop_latency.value() < 0 || t.inter.hop_latency.value() < 0) return "hop latency must be >= 0";
   return std::nullopt;

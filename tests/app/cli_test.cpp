@@ -820,3 +820,73 @@ TEST_CASE("app::cli: calibrate check --junit writes a report CI test viewers rea
   CHECK(bad.code == 2);
   CHECK(bad.out.find("/nonexistent-dir/j.xml: cannot write the JUnit report") != std::string::npos);
 }
+
+TEST_CASE("app::cli: hostile input files give one line and exit 2, never a crash", "[cli]") {
+  const auto dir = fs::temp_directory_path() / ("gpuplan-hostile-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto write = [&](const char* name, const std::string& text) {
+    const auto p = (dir / name).string();
+    std::ofstream(p) << text;
+    return p;
+  };
+  std::string deep = R"({"name": "d", "workload": {"micro_batch": )";
+  for (int i = 0; i < 20000; ++i) deep += "[";
+  const std::string huge = write("huge.json", R"({"name": "x", "workload": {"steps": 1e999}})");
+  const std::string nested = write("deep.json", deep);
+  const std::string runs = write("huge.jsonl", R"({"id": "a", "kind": "train", "step_ms": 1e999})" "\n");
+  struct Case { std::string args, expect; };
+  for (const Case& c : std::vector<Case>{
+           {"validate " + huge, huge + ":1:37: invalid JSON: number 1e999 is beyond the range of a double"},
+           {"validate " + nested, nested + ":1:105: invalid JSON: arrays and objects nest more than 64 deep"},
+           {"validate " + dir.string(), dir.string() + ":/: is a directory, not a file"},
+           {"validate /dev/zero", "/dev/zero:/: is not a regular file"},
+           {"calibrate check --profile calibrate/profiles/h200.json --runs " + runs,
+            runs + ":1:41: not valid JSON (expected one JSON object per line): number 1e999 is beyond the range of a double"},
+           {"calibrate check --profile calibrate/profiles/h200.json --runs " + dir.string(),
+            dir.string() + ": is a directory, not a file (the runs file)"},
+           // The fitted constants sit beside the profile: no second line about them.
+           {"calibrate check --profile /nonexistent/p.json --runs calibrate/measured/h200-2026-12.jsonl",
+            "/nonexistent/p.json: cannot open: no such file (the profile file)"},
+           {"calibrate check --profile calibrate/profiles/h200.json --runs " + runs + " --tolerance nan",
+            "gpuplan: --tolerance: expected a number in [0.001, 1e+06], got nan (see --help)"},
+           {"run --format xml scenarios/quickstart-gpt-350m.json", "gpuplan: --format: xml not in {table,json,md,csv} (see --help)"},
+           {"comm --instance aws-p5en.48xlarge --nodes 1000000000",
+            "gpuplan comm: at most 1,048,576 GPUs in all, got 8 x 1000000000"}}) {
+    const auto r = gpuplan(c.args);
+    INFO(c.args << "\n" << r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out == c.expect + "\n");
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("app::cli: outputs are checked before the work and never overwrite an input", "[cli]") {
+  const auto dir = fs::temp_directory_path() / ("gpuplan-outputs-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string sc = (dir / "q.json").string();
+  fs::copy_file("scenarios/quickstart-gpt-350m.json", sc, fs::copy_options::overwrite_existing);
+  const auto before = fs::file_size(sc);
+  // --out naming the scenario (through another spelling of its path) is refused; the scenario is intact.
+  auto r = gpuplan("run --no-db --out " + (dir / "." / "q.json").string() + " " + sc);
+  CHECK(r.code == 2);
+  CHECK(r.out == (dir / "." / "q.json").string() + ": cannot write the output there: it is an input of this command (" +
+                     sc + ")\n");
+  CHECK(fs::file_size(sc) == before);
+  // A trace into a missing folder is refused up front, even with -q (it used to be a note, and exit 0).
+  r = gpuplan("run --no-db -q --trace /nonexistent-dir/t.json " + sc);
+  CHECK(r.code == 2);
+  CHECK(r.out == "/nonexistent-dir/t.json: cannot write the trace (no folder /nonexistent-dir)\n");
+  // A full disk fails at the flush: exit 2, and the results reach standard output instead of vanishing.
+  if (fs::exists("/dev/full")) {
+    r = gp::test::run_gpuplan("run --no-db -q --format csv --out /dev/full " + sc, true);
+    CHECK(r.code == 2);
+    CHECK(r.out.rfind("id,", 0) == 0);
+    r = gpuplan("calibrate check --profile calibrate/profiles/h200.json --runs calibrate/measured/h200-2026-12.jsonl "
+                "--junit /dev/full");
+    CHECK(r.code == 2);
+    const std::string line = "/dev/full: cannot write the JUnit report (No space left on device)\n";
+    REQUIRE(r.out.size() > line.size());
+    CHECK(r.out.substr(r.out.size() - line.size()) == line);
+  }
+  fs::remove_all(dir);
+}

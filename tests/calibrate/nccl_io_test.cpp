@@ -202,7 +202,7 @@ TEST_CASE("calibrate::nccl_io: every problem of a bad document is reported with 
   const std::string broken = temp_file("broken.json", "{\n  \"nccl\": {\n    \"gpus\": 2,,\n  }\n}\n");
   CHECK_FALSE(gp::calibrate::load_nccl(broken, errors));
   REQUIRE(errors.size() == 1);
-  CHECK(errors[0] == broken + ":3:15: not valid JSON");
+  CHECK(errors[0].rfind(broken + ":3:15: not valid JSON: syntax error", 0) == 0);
 
   errors.clear();
   CHECK_FALSE(gp::calibrate::load_nccl("/nonexistent/nccl.json", errors));

@@ -1,0 +1,21 @@
+// Writing what a command produces (--out, --plot, --trace, --junit, --fit-out) so that nothing is lost without a
+// word: a path is checked before the work starts (its folder exists and is writable, it is not one of the
+// command's inputs), and a write is checked through to the close (a full disk fails the flush, not the <<).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gp::app {
+
+// One line to print when `path` cannot take the command's `what` ("the plot"): its folder is missing or not
+// writable, it is a directory, or it names one of `inputs` (the same file, also through another spelling).
+// Nullopt when it looks writable.
+std::optional<std::string> output_problem(const std::string& path, const std::string& what,
+                                          const std::vector<std::string>& inputs = {});
+
+// Writes `text` to `path` in full. Nullopt on success, else the line to print: "PATH: cannot write WHAT (REASON)".
+std::optional<std::string> write_output_file(const std::string& path, const std::string& text, const std::string& what);
+
+}  // namespace gp::app

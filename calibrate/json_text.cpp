@@ -1,0 +1,122 @@
+#include "calibrate/json_text.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+namespace gp::calibrate {
+
+namespace {
+
+void offset_to_line_col(const std::string& text, std::size_t offset, int& line, int& col) {
+  line = 1;
+  col = 1;
+  for (std::size_t i = 0; i < text.size() && i < offset; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+}
+
+// Offset of the first array or object that opens deeper than kMaxJsonDepth, skipping strings (and comments when
+// allowed); npos when none.
+std::size_t too_deep_at(const std::string& t, bool comments) {
+  int depth = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char c = t[i];
+    if (c == '"') {
+      for (++i; i < t.size() && t[i] != '"'; ++i)
+        if (t[i] == '\\') ++i;
+    } else if (comments && c == '/' && i + 1 < t.size() && t[i + 1] == '/') {
+      while (i < t.size() && t[i] != '\n') ++i;
+    } else if (comments && c == '/' && i + 1 < t.size() && t[i + 1] == '*') {
+      const auto end = t.find("*/", i + 2);
+      i = end == std::string::npos ? t.size() : end + 1;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
+// "[json.exception.parse_error.101] parse error at line 3, column 5: syntax error ..." -> "syntax error ...".
+std::string strip_prefix(const std::string& what) {
+  auto pos = what.find("syntax error");
+  if (pos != std::string::npos) return what.substr(pos);
+  pos = what.find("] ");
+  return pos == std::string::npos ? what : what.substr(pos + 2);
+}
+
+}  // namespace
+
+bool read_input_file(const std::string& path, std::string& text, std::string& error) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(st)) {
+    error = "cannot open: no such file";
+    return false;
+  }
+  if (std::filesystem::is_directory(st)) {
+    error = "is a directory, not a file";
+    return false;
+  }
+  if (!std::filesystem::is_regular_file(st)) {
+    error = "is not a regular file";
+    return false;
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxInputBytes) {
+    error = "is " + std::to_string(size) + " bytes; input files may be at most 256 MiB";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "cannot open: permission denied or unreadable";
+    return false;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) {
+    error = "could not be read";
+    return false;
+  }
+  text = ss.str();
+  return true;
+}
+
+std::optional<nlohmann::json> parse_json_text(const std::string& text, bool comments, JsonTextError& err) {
+  if (const auto at = too_deep_at(text, comments); at != std::string::npos) {
+    offset_to_line_col(text, at, err.line, err.col);
+    err.what = "arrays and objects nest more than " + std::to_string(kMaxJsonDepth) + " deep";
+    return std::nullopt;
+  }
+  try {
+    return nlohmann::json::parse(text, nullptr, true, comments);
+  } catch (const nlohmann::json::parse_error& e) {
+    // nlohmann's byte is one past the offending character.
+    offset_to_line_col(text, e.byte > 0 ? e.byte - 1 : 0, err.line, err.col);
+    err.what = strip_prefix(e.what());
+    return std::nullopt;
+  } catch (const nlohmann::json::exception& e) {
+    // out_of_range.406, "number overflow parsing '1e999'": no offset, so find the number in the text.
+    const std::string w = e.what();
+    const auto q1 = w.find('\''), q2 = w.rfind('\'');
+    if (q1 != std::string::npos && q2 > q1) {
+      const std::string token = w.substr(q1 + 1, q2 - q1 - 1);
+      const auto at = text.find(token);
+      if (at != std::string::npos) offset_to_line_col(text, at, err.line, err.col);
+      err.what = "number " + token + " is beyond the range of a double";
+    } else {
+      err.what = strip_prefix(w);
+    }
+    return std::nullopt;
+  }
+}
+
+}  // namespace gp::calibrate

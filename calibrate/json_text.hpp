@@ -1,0 +1,32 @@
+// Reading user input files and parsing JSON text without letting hostile input through: a directory, a device
+// or a file too large to be input is refused with one line, nesting deeper than any of our formats needs is
+// refused before the parser (or a recursive walk over the document) can run out of stack, and a number past a
+// double's range is a parse error, not an exception. Used by calibrate/ and app/ for every file they read.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace gp::calibrate {
+
+// The largest input file read (scenarios, catalogs, profiles, runs files): far above any real one.
+inline constexpr std::size_t kMaxInputBytes = std::size_t{256} << 20;
+// The deepest nesting of arrays and objects accepted; the deepest real document (a profile) nests 5.
+inline constexpr int kMaxJsonDepth = 64;
+
+// Reads a whole file into `text`. On failure returns false and sets `error` to what is wrong, to follow "PATH: ":
+// "cannot open: no such file", "is a directory, not a file", "is not a regular file", "is N bytes; ...".
+bool read_input_file(const std::string& path, std::string& text, std::string& error);
+
+struct JsonTextError {
+  int line = 1, col = 1;  // 1-based position of the problem in the text
+  std::string what;       // e.g. "syntax error while parsing object - unexpected end of input; expected '}'"
+};
+
+// Parses JSON text (comments allowed when `comments`). Nullopt with `err` set on any problem.
+std::optional<nlohmann::json> parse_json_text(const std::string& text, bool comments, JsonTextError& err);
+
+}  // namespace gp::calibrate
