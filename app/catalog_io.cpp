@@ -48,18 +48,19 @@ std::optional<GpuSpec> read_gpu(ObjectReader& r) {
   if (const json* pk = r.object("peak_tflops", true)) {
     ObjectReader pr(pk, r.file(), r.path("peak_tflops"), r.diags());
     for (const char* d : {"fp32", "tf32", "bf16", "fp16", "fp8"}) {
-      if (auto v = pr.positive(d, false)) g.peak_dense[*dtype_from(d)] = FlopRate::tflops(*v);
+      if (auto v = pr.number(d, false, 0.1, 1e5)) g.peak_dense[*dtype_from(d)] = FlopRate::tflops(*v);
     }
     pr.accept("int8");
     pr.finish();
   }
-  g.hbm = Bytes::gib(r.positive("hbm_GiB", true).value_or(0));
-  g.hbm_bw = ByteRate::gbps(r.positive("hbm_bw_GBps", true).value_or(0));
+  // Ranges wide around every GPU there is, so that no derived time or fraction can overflow.
+  g.hbm = Bytes::gib(r.number("hbm_GiB", true, 1, 1e5).value_or(0));
+  g.hbm_bw = ByteRate::gbps(r.number("hbm_bw_GBps", true, 10, 1e6).value_or(0));
   g.sm_count = static_cast<int>(r.integer("sm_count", false, 1, 100000).value_or(0));
   g.nvlink_bw = ByteRate::gbps(r.number("nvlink_GBps", false, 0, kBig).value_or(0));
   g.pcie_gen = static_cast<int>(r.integer("pcie_gen", false, 1, 7).value_or(4));
   g.pcie_bw = ByteRate::gbps(r.number("pcie_GBps", false, 0, kBig).value_or(0));
-  g.tdp = Watts(r.positive("tdp_W", true).value_or(0));
+  g.tdp = Watts(r.number("tdp_W", true, 1, 1e5).value_or(0));
   g.idle = Watts(r.number("idle_W", false, 0, kBig).value_or(0));
   r.accept("arch");
   r.accept("memory");
@@ -109,7 +110,7 @@ std::optional<InterconnectSpec> read_interconnect(ObjectReader& r) {
       {"ethernet", LinkKind::ethernet},     {"efa", LinkKind::efa},   {"xgmi", LinkKind::xgmi}};
   if (kinds.count(kind)) c.kind = kinds.at(kind);
   c.intra_node = r.choice("scope", true, {"intra-node", "inter-node"}).value_or("") == "intra-node";
-  c.bw_per_gpu = ByteRate::gbps(r.positive("bw_GBps", true).value_or(0));
+  c.bw_per_gpu = ByteRate::gbps(r.number("bw_GBps", true, 0.01, 1e5).value_or(0));
   c.ports_per_node = static_cast<int>(r.integer("ports_per_node", false, 1, 1024).value_or(1));
   c.hop_latency = Seconds::us(r.number("hop_latency_us", true, 0, 1e6).value_or(0));
   c.efficiency = r.number("efficiency", true, 0.01, 1.0).value_or(1.0);
@@ -122,8 +123,8 @@ std::optional<StorageSpec> read_storage(ObjectReader& r) {
   StorageSpec s;
   s.id = r.string("id", true).value_or("");
   s.kind = r.string("kind", true).value_or("");
-  s.read_bw = ByteRate::gbps(r.positive("read_GBps", true).value_or(0));
-  s.write_bw = ByteRate::gbps(r.positive("write_GBps", true).value_or(0));
+  s.read_bw = ByteRate::gbps(r.number("read_GBps", true, 0.001, 1e5).value_or(0));
+  s.write_bw = ByteRate::gbps(r.number("write_GBps", true, 0.001, 1e5).value_or(0));
   if (const json* l = r.object("latency_ms", true)) {
     ObjectReader lr(l, r.file(), r.path("latency_ms"), r.diags());
     s.latency.p50 = Seconds::ms(lr.number("p50", true, 0, kBig).value_or(0));
@@ -133,11 +134,11 @@ std::optional<StorageSpec> read_storage(ObjectReader& r) {
   }
   s.shared = r.boolean("shared", false).value_or(false);
   if (r.has("aggregate_GBps") && !(*r.object_ptr())["aggregate_GBps"].is_null()) {
-    s.aggregate_bw = ByteRate::gbps(r.positive("aggregate_GBps", false).value_or(0));
+    s.aggregate_bw = ByteRate::gbps(r.number("aggregate_GBps", false, 0.001, 1e6).value_or(0));
   }
   r.accept("aggregate_GBps");
   if (r.has("aggregate_write_GBps") && !(*r.object_ptr())["aggregate_write_GBps"].is_null()) {
-    s.aggregate_write_bw = ByteRate::gbps(r.positive("aggregate_write_GBps", false).value_or(0));
+    s.aggregate_write_bw = ByteRate::gbps(r.number("aggregate_write_GBps", false, 0.001, 1e6).value_or(0));
   }
   r.accept("aggregate_write_GBps");
   r.accept("price_per_GB_month");
@@ -148,8 +149,8 @@ std::optional<StorageSpec> read_storage(ObjectReader& r) {
 std::optional<ImageSpec> read_image(ObjectReader& r) {
   ImageSpec im;
   im.id = r.string("id", true).value_or("");
-  im.compressed = Bytes::gb(r.positive("compressed_GB", true).value_or(0));
-  im.unpacked = Bytes::gb(r.positive("unpacked_GB", true).value_or(0));
+  im.compressed = Bytes::gb(r.number("compressed_GB", true, 0.001, 1e4).value_or(0));
+  im.unpacked = Bytes::gb(r.number("unpacked_GB", true, 0.001, 1e4).value_or(0));
   im.layers = static_cast<int>(r.integer("layers", false, 1, 10000).value_or(1));
   r.accept("name");
   r.accept("reference");

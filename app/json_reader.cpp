@@ -135,8 +135,9 @@ std::optional<double> ObjectReader::number(const char* key, bool required, doubl
 std::optional<double> ObjectReader::positive(const char* key, bool required) {
   const json* v = get(key, required);
   if (!v) return std::nullopt;
-  if (!v->is_number() || !(v->get<double>() > 0) || !std::isfinite(v->get<double>())) {
-    error(path(key), "must be a positive number, got " + brief(*v));
+  // Capped far above any quantity a scenario or catalog gives, so that derived times and costs stay finite.
+  if (!v->is_number() || !(v->get<double>() > 0) || !(v->get<double>() <= 1e15)) {
+    error(path(key), "must be a positive number (at most 1e+15), got " + brief(*v));
     return std::nullopt;
   }
   return v->get<double>();

@@ -10,6 +10,7 @@ namespace {
 
 constexpr double kBig = 1e18;
 constexpr long long kBigInt = 1LL << 50;
+constexpr long long kMaxBatch = 1LL << 20;  // samples a micro-batch, micro-batches a step: far beyond any real one
 
 // ---- sweep expansion -------------------------------------------------------------------------------
 
@@ -130,10 +131,12 @@ struct Parser {
   void generic_model(ObjectReader& r, ModelSpec& m) {
     m.family = ModelFamily::generic;
     m.id = r.string("name", false).value_or("generic");
-    m.params = r.positive("params", true).value_or(1);
-    m.fwd_flops_per_sample = r.positive("fwd_flops_per_sample", true).value_or(1);
-    m.activation_bytes_per_sample = Bytes(r.positive("activation_bytes_per_sample", true).value_or(1));
-    m.sample_bytes = Bytes(r.positive("sample_bytes", false).value_or(0));
+    // Bounds far beyond any real model (100 T parameters, 1e18 FLOP and 1 TB of activations a sample, 10 GB
+    // samples) that keep every derived time and byte count finite.
+    m.params = r.number("params", true, 1, 1e14).value_or(1);
+    m.fwd_flops_per_sample = r.number("fwd_flops_per_sample", true, 1, 1e18).value_or(1);
+    m.activation_bytes_per_sample = Bytes(r.number("activation_bytes_per_sample", true, 1, 1e12).value_or(1));
+    m.sample_bytes = Bytes(r.number("sample_bytes", false, 1, 1e10).value_or(0));
   }
 
   // /workload: the model, batch, run length, precision and optimizer. Needs dp to resolve global_batch.
@@ -173,8 +176,8 @@ struct Parser {
         r.choice("optimizer", false, {"adamw", "adamw-fused", "adam", "sgd", "sgd-momentum"}).value_or("adamw-fused"));
 
     auto global = r.integer("global_batch", false, 1, kBigInt);
-    auto micro = r.integer("micro_batch", false, 1, kBigInt);
-    auto accum = r.integer("grad_accum", false, 1, kBigInt);
+    auto micro = r.integer("micro_batch", false, 1, kMaxBatch);
+    auto accum = r.integer("grad_accum", false, 1, kMaxBatch);
     const long long dp = job.parallel.dp;
     if (!r.has("global_batch") && !r.has("micro_batch")) {
       r.error(r.pointer(), "must give \"global_batch\" or \"micro_batch\" (samples per GPU per micro-batch)");
@@ -185,7 +188,12 @@ struct Parser {
       long long ga = accum.value_or(0);
       if (mb == 0) mb = ga > 0 ? *global / (dp * ga) : *global / dp;
       if (ga == 0) ga = mb > 0 ? *global / (dp * mb) : 1;
-      if (mb <= 0 || mb * ga * dp != *global) {
+      if (mb > kMaxBatch || ga > kMaxBatch) {
+        r.error(r.path("global_batch"), "gives " + std::to_string(mb > kMaxBatch ? mb : ga) + (mb > kMaxBatch ? " samples a micro-batch" : " micro-batches a step") +
+                                            ", more than " + std::to_string(kMaxBatch) + "; give micro_batch and grad_accum");
+        mb = std::min(mb, kMaxBatch);
+        ga = std::min(ga, kMaxBatch);
+      } else if (mb <= 0 || mb * ga * dp != *global) {
         r.error(r.path("global_batch"), "must equal micro_batch x grad_accum x data-parallel size (" +
                                             std::to_string(dp) + "), got " + std::to_string(*global));
         mb = std::max<long long>(mb, 1);
@@ -205,7 +213,7 @@ struct Parser {
     if (steps) job.length.steps = *steps;
     if (ds) {
       ObjectReader dr(ds, file, r.path("dataset"), diags);
-      job.length.samples = dr.positive("samples", true);
+      job.length.samples = dr.number("samples", true, 1, 1e15);
       job.length.epochs = dr.positive("epochs", false).value_or(1);
       dr.finish();
     }
@@ -220,12 +228,12 @@ struct Parser {
     l.persistent_workers = r.boolean("persistent_workers", false).value_or(true);
     l.prefetch_factor = static_cast<int>(r.integer("prefetch_factor", false, 1, 1024).value_or(2));
     l.numa_binding = r.boolean("numa_binding", false).value_or(true);
-    auto cost = r.positive("sample_cpu_ms", !l.synthetic);
+    auto cost = r.number("sample_cpu_ms", !l.synthetic, 1e-6, 1e6);
     l.sample_cpu = Seconds::ms(cost.value_or(0));
     l.sample_cpu_cv = r.number("sample_cpu_cv", false, 0, 10).value_or(0.2);
-    auto sb = r.positive("sample_bytes", false);
+    auto sb = r.number("sample_bytes", false, 1, 1e10);
     l.sample_bytes = Bytes(sb.value_or(job.step.model.sample_bytes.value()));
-    if (!l.synthetic && l.sample_bytes.value() <= 0) {
+    if (!l.synthetic && l.sample_bytes.value() <= 0 && !r.has("sample_bytes")) {  // a bad value: reported above
       r.error(r.pointer(), "must give \"sample_bytes\" (bytes of one sample copied to the GPU): the model's "
                            "catalog entry has none");
     }
@@ -259,7 +267,7 @@ struct Parser {
                            : a == "tree"         ? CollectiveAlgo::tree
                            : a == "hierarchical" ? CollectiveAlgo::hierarchical
                                                  : CollectiveAlgo::auto_select;
-      job.comm.bucket = Bytes::mib(nr.positive("bucket_mb", false).value_or(25));
+      job.comm.bucket = Bytes::mib(nr.number("bucket_mb", false, 0.01, 1e6).value_or(25));
       job.comm.overlap = nr.boolean("overlap", false).value_or(true);
       nr.finish();
     }
@@ -317,7 +325,8 @@ struct Parser {
     } else {
       c.nodes = static_cast<int>(nodes.value_or(1));
     }
-    if (c.nodes > 1 && !c.network) {
+    // An unknown instance or network is reported where it is named; this is for a network named nowhere.
+    if (c.nodes > 1 && !c.network && !r.has("network") && !(r.has("instance") && !c.instance)) {
       r.error(r.pointer(), "spans " + std::to_string(c.nodes) + " nodes but names no \"network\" between them");
     }
     c.oversubscription = r.number("oversubscription", false, 1, 1000).value_or(1);
@@ -336,8 +345,8 @@ struct Parser {
     auto& ck = job.checkpoint;
     ck.enabled = r.boolean("enabled", false).value_or(true);
     if (auto s = r.integer("every_steps", false, 1, kBigInt)) ck.every_steps = *s;
-    if (auto m = r.positive("every_minutes", false)) ck.every = Seconds(*m * 60);
-    if (ck.enabled && !ck.every_steps && !ck.every) {
+    if (auto m = r.number("every_minutes", false, 0.1, 1e7)) ck.every = Seconds(*m * 60);
+    if (ck.enabled && !r.has("every_steps") && !r.has("every_minutes")) {  // a bad value: reported above
       r.error(r.pointer(), "must give \"every_steps\" or \"every_minutes\" (or \"enabled\": false)");
     }
     if (ck.every_steps && ck.every) r.error(r.path("every_minutes"), "give either every_steps or every_minutes");
@@ -352,12 +361,12 @@ struct Parser {
              : plan == "spot"   ? PricingPlan::spot
              : plan == "on-prem" ? PricingPlan::on_prem
                                  : PricingPlan::on_demand;
-    if (auto v = r.positive("price_per_gpu_hour", false)) p.price_per_gpu_hour = Dollars(*v);
+    if (auto v = r.number("price_per_gpu_hour", false, 1e-6, 1e4)) p.price_per_gpu_hour = Dollars(*v);
     const bool onprem = p.plan == PricingPlan::on_prem;
-    if (auto v = r.positive("capex_per_node_usd", onprem)) p.capex_per_node = Dollars(*v);
+    if (auto v = r.number("capex_per_node_usd", onprem, 1, 1e9)) p.capex_per_node = Dollars(*v);
     p.depreciation_years = r.number("depreciation_years", false, 0.5, 30).value_or(p.depreciation_years);
     p.residual_fraction = r.number("residual_fraction", false, 0, 1).value_or(p.residual_fraction);
-    if (auto v = r.positive("electricity_usd_per_kwh", onprem)) p.electricity_per_kwh = Dollars(*v);
+    if (auto v = r.number("electricity_usd_per_kwh", onprem, 1e-6, 100)) p.electricity_per_kwh = Dollars(*v);
     if (auto v = r.number("pue", onprem, 1.0, 5.0)) p.pue = *v;
     p.staff_per_year = Dollars(r.number("staff_usd_per_year", false, 0, kBig).value_or(0));
     const auto& cl = job.cluster;
@@ -380,8 +389,8 @@ struct Parser {
 
   void reliability(ObjectReader& r, JobConfig& job) {
     auto& rl = job.reliability;
-    rl.gpu_mtbf_hours = r.positive("gpu_mtbf_hours", false).value_or(0);
-    rl.node_mtbf_hours = r.positive("node_mtbf_hours", false).value_or(0);
+    rl.gpu_mtbf_hours = r.number("gpu_mtbf_hours", false, 1, 1e9).value_or(0);
+    rl.node_mtbf_hours = r.number("node_mtbf_hours", false, 1, 1e9).value_or(0);
     bool failures = rl.gpu_mtbf_hours > 0 || rl.node_mtbf_hours > 0;
     rl.restart = Seconds(60 * r.number("restart_minutes", failures, 0, 1e6).value_or(0));
     rl.spot_interruptions_per_day = r.number("spot_interruptions_per_day", false, 0, 1e4).value_or(0);
@@ -417,14 +426,24 @@ struct Parser {
       root.error("/software/parallelism/pp", "must not exceed the layers (" +
                                                  std::to_string(job.step.model.dims.layers) + ")");
     }
+    // Whether the document's section names `key` (then a problem with it was reported there).
+    const json* doc = root.object_ptr();
+    const auto names_key = [&](const char* section, const char* key) {
+      return doc && doc->contains(section) && (*doc)[section].is_object() && (*doc)[section].contains(key);
+    };
     if (job.checkpoint.enabled && !job.checkpoint.storage) {
-      if (job.cluster.storage.id.empty()) {
+      // A storage that was named but is unknown is reported where it is named; this is for none named at all.
+      if (names_key("checkpoint", "storage") || names_key("cluster", "storage")) {
+        // already reported
+      } else if (job.cluster.storage.id.empty()) {
         root.error("/checkpoint", "must name \"storage\" (or the cluster must name one)");
       } else {
         job.checkpoint.storage = job.cluster.storage;
       }
     }
-    if (!job.loader.synthetic && job.cluster.cpu_cores_per_node == 0) {
+    // (An unknown instance is reported where it is named: its vCPUs are not missing, the instance is.)
+    const bool unknown_instance = names_key("cluster", "instance") && !job.cluster.instance;
+    if (!job.loader.synthetic && job.cluster.cpu_cores_per_node == 0 && !unknown_instance) {
       root.error("/cluster", "must give \"cpu_cores_per_node\" for a CPU data pipeline (the instance type has "
                              "no vCPU count)");
     }

@@ -74,8 +74,11 @@ TEST_CASE("app::scenario: each class of bad input is reported with file, path an
       INFO(e.path().filename().string() << " should report: " << want << "\ngot:\n" << got);
       CHECK(got.find(want) != std::string::npos);
     }
-    // One line per problem, each starting with the file name.
+    // One line per problem, each starting with the file name, and no line besides those expected (a mistake
+    // brings no second, misleading line with it).
     for (const auto& diag : d.items()) CHECK(diag.render().rfind(e.path().filename().string(), 0) == 0);
+    INFO(e.path().filename().string() << " reported:\n" << got);
+    CHECK(d.items().size() == expect.size());
     ++files;
   }
   CHECK(files >= 7);
