@@ -8,7 +8,8 @@ namespace gp::calibrate {
 
 int record_gpus(const RunRecord& rec) {
   const auto it = rec.input.find("gpus");
-  return it != rec.input.end() && it->is_number_integer() ? it->get<int>() : 1;
+  // Validated on reading as a whole number in [1, 2^20]; 8.0 is 8 GPUs, not one.
+  return it != rec.input.end() && it->is_number() ? static_cast<int>(it->get<double>()) : 1;
 }
 
 std::optional<ClusterConfig> single_node_cluster(const Catalog& cat, const std::string& instance_id, int gpus,

@@ -53,8 +53,9 @@ void check_train_inputs(FieldReader& r, const std::string& data) {
   for (const char* b : {"activation_checkpointing", "cuda_graphs", "channels_last", "logits_kept", "tied_embeddings",
                         "pin_memory", "persistent_workers"})
     r.boolean(b, false);
-  r.number("params", false, true);
-  r.number("fwd_flops_per_sample", false, true);
+  // Far beyond any real model (as in a scenario's generic model), so that no derived time overflows.
+  r.positive_at_most("params", false, 1e14);
+  r.positive_at_most("fwd_flops_per_sample", false, 1e18);
   r.integer_pair("image_hw", false, 1, 100000, "[height, width]");
   if (model == "gpt") {  // absent dimensions leave the record not expressible (step_from_input says why)
     r.integer("layers", false, 1, 1e4);
@@ -69,6 +70,11 @@ void check_train_inputs(FieldReader& r, const std::string& data) {
     r.positive_at_most("sample_cpu_ms_1thread", false, 1e5);
   }
   if (auto host = r.object("host", false)) host->integer("cpu_cores", false, 1, 1e5);
+  // Multi-GPU DDP records (calibrate ddp): a GPU count that is not a whole number was read as one GPU, and a
+  // bucket of 1e-300 MiB made millions of buckets.
+  r.integer("gpus", false, 1, 1 << 20);
+  if (const auto b = r.positive_at_most("bucket_cap_mb", false, 1e6); b && *b < 0.01)
+    r.error("bucket_cap_mb", "must be at least 0.01 MiB, got " + r.json()["bucket_cap_mb"].dump());
 }
 
 }  // namespace
@@ -156,8 +162,9 @@ std::vector<RunRecord> parse_runs(const std::vector<std::string>& lines, const s
     if (rec.kind == "train") {
       rec.data = r.string("data", true).value_or("");
       check_train_inputs(r, rec.data);
-      if (r.has("step_ms")) rec.measured.step_ms = r.number("step_ms", true, true);
-      if (r.has("peak_mem_gib")) rec.measured.peak_mem_gib = r.number("peak_mem_gib", true, true);
+      // A step of up to a day, a peak of up to 100,000 GiB: beyond any measured run, short of overflow.
+      if (r.has("step_ms")) rec.measured.step_ms = r.positive_at_most("step_ms", true, 8.64e7);
+      if (r.has("peak_mem_gib")) rec.measured.peak_mem_gib = r.positive_at_most("peak_mem_gib", true, 1e5);
       rec.measured.oom = r.boolean("oom", false).value_or(false);
     }
     if (errors.size() != before) continue;

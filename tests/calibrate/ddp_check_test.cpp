@@ -173,3 +173,18 @@ TEST_CASE("app::calibrate ddp: a far-off measurement fails, bad input exits 2", 
   CHECK(run_status("calibrate ddp --runs " + path.string() + " --instance no-such-node", out) == 2);
   CHECK(out.find("unknown instance") != std::string::npos);
 }
+
+TEST_CASE("calibrate::ddp_check: a GPU count written as 8.0 is 8 GPUs", "[calibrate][ddp]") {
+  // JSON writers (Python's json with a float, spreadsheets) may write whole numbers with a point; it was read as
+  // one GPU, a silent single-GPU prediction.
+  std::vector<std::string> errors;
+  for (const char* gpus : {"8", "8.0"}) {
+    const auto r = gp::calibrate::parse_runs(
+        {std::string(R"({"id":"d","kind":"train","data":"synthetic-on-gpu","model":"resnet50","batch":64,"gpus":)") +
+         gpus + "}"},
+        "runs.jsonl", errors);
+    REQUIRE(errors.empty());
+    REQUIRE(r.size() == 1);
+    CHECK(gp::calibrate::record_gpus(r[0]) == 8);
+  }
+}
