@@ -285,7 +285,20 @@ Catalog load_catalogs(const std::string& dir, const std::vector<std::string>& ov
   Origins origins;
   for (const auto& f : files) load_file(f, cat, diags, origins);
   for (const auto& f : overrides) load_file(f, cat, diags, origins);
-  check_references(cat, origins, diags);
+  // A folder without one of the kinds (a mistyped --catalog-dir, a partial copy) is one line per missing kind,
+  // not a line for every entry that refers to it.
+  std::string missing, files_missing;
+  for (const auto& [kind, empty] : {std::pair{"gpus", cat.gpus.empty()}, {"instances", cat.instances.empty()},
+                                    {"interconnects", cat.interconnects.empty()}, {"storage", cat.storage.empty()},
+                                    {"images", cat.images.empty()}, {"models", cat.models.empty()}}) {
+    if (!empty) continue;
+    missing += std::string(missing.empty() ? "" : ", ") + kind;
+    files_missing += std::string(files_missing.empty() ? "" : ", ") + kind + ".json";
+  }
+  if (!missing.empty())
+    diags.add(dir, "", "has no catalog of " + missing + " (expected " + files_missing + ", as in catalogs/)");
+  else
+    check_references(cat, origins, diags);
   return cat;
 }
 

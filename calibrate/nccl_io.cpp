@@ -40,6 +40,7 @@ void parse_rows(const nlohmann::json& arr, const std::string& file, const std::s
     return;
   }
   std::vector<NcclRow>& rows = m.ops[op];
+  bool order_reported = false;  // the first size out of order in a collective, not every one after it
   for (std::size_t i = 0; i < arr.size(); ++i) {
     const std::string at = base + "/" + std::to_string(i);
     if (!arr[i].is_object()) {
@@ -49,9 +50,11 @@ void parse_rows(const nlohmann::json& arr, const std::string& file, const std::s
     FieldReader r(arr[i], file, at, errors);
     auto row = parse_row(r);
     if (!row) continue;
-    if (!rows.empty() && !(row->bytes > rows.back().bytes))
+    if (!order_reported && !rows.empty() && !(row->bytes > rows.back().bytes)) {
       errors.push_back(file + ":" + at + "/bytes: sizes must increase, got " + arr[i]["bytes"].dump() +
                        " after " + std::to_string(static_cast<long long>(rows.back().bytes.value())));
+      order_reported = true;
+    }
     rows.push_back(*row);
   }
 }

@@ -191,8 +191,26 @@ std::vector<RunRecord> load_runs(const std::string& path, std::vector<std::strin
   }
   std::vector<std::string> lines;
   std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) lines.push_back(l);
-  return parse_runs(lines, path, errors);
+  std::size_t non_empty = 0;
+  for (std::string l; std::getline(in, l);) {
+    non_empty += l.find_first_not_of(" \t\r") != std::string::npos;
+    lines.push_back(l);
+  }
+  // A JSON document spread over lines (a profile, a pretty-printed record) is one problem, not one per line.
+  JsonTextError ignored;
+  if (non_empty > 1 && parse_json_text(text, /*comments=*/false, ignored)) {
+    errors.push_back(path + ": is one JSON document over " + std::to_string(lines.size()) +
+                     " lines, not JSON lines (one record per line, as calibrate/measured/h200-2026-12.jsonl)");
+    return {};
+  }
+  // At most 20 lines of problems from one file, then how many more: a wrong file is not a screenful per line.
+  std::vector<std::string> found;
+  auto out = parse_runs(lines, path, found);
+  constexpr std::size_t kShown = 20;
+  for (std::size_t i = 0; i < found.size() && i < kShown; ++i) errors.push_back(found[i]);
+  if (found.size() > kShown)
+    errors.push_back(path + ": " + std::to_string(found.size() - kShown) + " more problems not shown");
+  return out;
 }
 
 std::string join_paths(const std::vector<std::string>& paths, const std::string& sep) {

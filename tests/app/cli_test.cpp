@@ -890,3 +890,30 @@ TEST_CASE("app::cli: outputs are checked before the work and never overwrite an 
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("app::cli: a wrong file or folder is one problem, not a screenful", "[cli]") {
+  const auto dir = fs::temp_directory_path() / ("gpuplan-wrongfile-" + std::to_string(::getpid()));
+  fs::create_directories(dir / "partcat");
+  fs::copy_file("catalogs/instances.json", dir / "partcat" / "instances.json");
+  // A catalog folder missing kinds: one line naming them (it was one line per instance that refers to them).
+  auto r = gpuplan("--catalog-dir " + (dir / "partcat").string() + " validate scenarios/quickstart-gpt-350m.json");
+  CHECK(r.code == 2);
+  CHECK(r.out == (dir / "partcat").string() + ":/: has no catalog of gpus, interconnects, storage, images, models "
+                 "(expected gpus.json, interconnects.json, storage.json, images.json, models.json, as in catalogs/)\n");
+  // A profile (one JSON document over many lines) given as a runs file: one line (it was 18,406).
+  r = gpuplan("calibrate check --profile calibrate/profiles/h200.json --runs calibrate/profiles/h200.json");
+  CHECK(r.code == 2);
+  CHECK(r.out.rfind("calibrate/profiles/h200.json: is one JSON document over ", 0) == 0);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 1);
+  // 30 bad lines: the first 20, then how many more.
+  const auto bad = (dir / "bad.jsonl").string();
+  {
+    std::ofstream f(bad);
+    for (int i = 1; i <= 30; ++i) f << "bad " << i << "\n";
+  }
+  r = gpuplan("calibrate check --profile calibrate/profiles/h200.json --runs " + bad);
+  CHECK(r.code == 2);
+  CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 21);
+  CHECK(r.out.find(bad + ": 10 more problems not shown\n") != std::string::npos);
+  fs::remove_all(dir);
+}
