@@ -252,11 +252,11 @@ void load_file(const std::string& path, Catalog& cat, Diagnostics& diags, Origin
 void check_references(const Catalog& cat, const Origins& origins, Diagnostics& diags) {
   for (const auto& [id, inst] : cat.instances) {
     const auto& [file, ptr] = origins.at(id);
-    if (!cat.gpus.count(inst.gpu)) diags.add(file, ptr + "/gpu", "unknown GPU id \"" + inst.gpu + "\"");
+    if (!cat.gpus.count(inst.gpu)) diags.add(file, ptr + "/gpu", "unknown GPU id " + brief(json(inst.gpu)));
     for (const auto* ref : {&inst.network, &inst.intra_node}) {
       if (!ref->empty() && !cat.interconnects.count(*ref)) {
         diags.add(file, ptr + (ref == &inst.network ? "/network" : "/intra_node"),
-                  "unknown interconnect id \"" + *ref + "\"");
+                  "unknown interconnect id " + brief(json(*ref)));
       }
     }
   }

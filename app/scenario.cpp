@@ -101,7 +101,7 @@ const typename M::mapped_type* lookup(ObjectReader& r, const char* key, const M&
       hint = " (see `gpuplan catalog list " + std::string(list_kind) + "`)";
     }
   }
-  r.error(r.path(key), std::string("unknown ") + what + " id \"" + *id + "\"" + hint);
+  r.error(r.path(key), std::string("unknown ") + what + " id " + brief(json(*id)) + hint);
   return nullptr;
 }
 
