@@ -31,7 +31,7 @@ enum class CollectiveAlgo { auto_select, ring, tree, hierarchical };
 
 struct CommConfig {
   CollectiveAlgo algorithm = CollectiveAlgo::auto_select;
-  Bytes bucket = Bytes::mb(25);     // DDP gradient bucket (bucket_cap_mb; PyTorch's MB = 2^20)
+  Bytes bucket = Bytes::mib(25);    // DDP gradient bucket (bucket_cap_mb; PyTorch's MB = 2^20)
   bool overlap = true;              // all-reduce overlaps backward
 };
 
