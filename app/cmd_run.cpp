@@ -1,5 +1,7 @@
 // `gpuplan run FILE`: predicts every configuration of a scenario, prints the results and records the run.
+#include <filesystem>
 #include <fstream>
+#include <system_error>
 #include <iostream>
 
 #include "app/catalog_io.hpp"
@@ -66,6 +68,10 @@ void run(const RunOptions& o, CliContext& ctx) {
   // no output may overwrite an input (the scenario, a catalog, the results store).
   std::vector<std::string> inputs = ctx.catalog_overrides;
   inputs.push_back(o.file);
+  std::error_code ec;
+  const std::string cat_dir = ctx.catalog_dir.empty() ? default_catalog_dir() : ctx.catalog_dir;
+  for (const auto& e : std::filesystem::directory_iterator(cat_dir, ec))
+    if (e.path().extension() == ".json") inputs.push_back(e.path().string());
   if (!o.no_db) inputs.push_back(o.db);
   for (const auto& [path, what] : {std::pair{o.out, "the output"}, {o.plot, "the plot"}, {o.trace, "the trace"}}) {
     if (path.empty()) continue;

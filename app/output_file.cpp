@@ -17,8 +17,12 @@ std::optional<std::string> output_problem(const std::string& path, const std::st
   std::error_code ec;
   for (const auto& in : inputs) {
     if (in.empty()) continue;
-    if (fs::exists(path, ec) && fs::exists(in, ec) && fs::equivalent(path, in, ec))
-      return path + ": cannot write " + what + " there: it is an input of this command (" + in + ")";
+    // The same file through another spelling; or, where one does not exist yet (a store the command will
+    // create), the same path once normalised.
+    const bool same = fs::exists(path, ec) && fs::exists(in, ec)
+                          ? fs::equivalent(path, in, ec)
+                          : fs::weakly_canonical(path, ec) == fs::weakly_canonical(in, ec);
+    if (same) return path + ": cannot write " + what + " there: it is an input of this command (" + in + ")";
   }
   if (fs::is_directory(path, ec)) return path + ": cannot write " + what + " (it is a directory)";
   const fs::path parent = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");

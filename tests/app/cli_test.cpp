@@ -872,6 +872,16 @@ TEST_CASE("app::cli: outputs are checked before the work and never overwrite an 
   CHECK(r.out == (dir / "." / "q.json").string() + ": cannot write the output there: it is an input of this command (" +
                      sc + ")\n");
   CHECK(fs::file_size(sc) == before);
+  // A catalog file of the catalog folder, and a store that this run would create, are inputs too.
+  const auto gpus_before = fs::file_size("catalogs/gpus.json");
+  r = gpuplan("run --no-db -q --trace catalogs/gpus.json " + sc);
+  CHECK(r.code == 2);
+  CHECK(r.out == "catalogs/gpus.json: cannot write the trace there: it is an input of this command (catalogs/gpus.json)\n");
+  CHECK(fs::file_size("catalogs/gpus.json") == gpus_before);
+  const std::string new_db = (dir / "new.db").string();
+  r = gpuplan("run -q --db " + new_db + " --plot " + new_db + " " + sc);
+  CHECK(r.code == 2);
+  CHECK_FALSE(fs::exists(new_db));
   // A trace into a missing folder is refused up front, even with -q (it used to be a note, and exit 0).
   r = gpuplan("run --no-db -q --trace /nonexistent-dir/t.json " + sc);
   CHECK(r.code == 2);
