@@ -152,7 +152,8 @@ void add_run_command(CLI::App& root, CliContext& ctx) {
   cmd->add_option("--db", o.db, "SQLite results store (default ./gpuplan.db)")->type_name("FILE");
   cmd->add_flag("--no-db", o.no_db, "Do not record the run");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress bar");
-  cmd->add_option("--trace", o.trace, "Write the first steps of every rank as Chrome trace JSON (Perfetto)")
+  cmd->add_option("--trace", o.trace,
+                  "Write the first 3 steps of up to 16 ranks (and the straggler) as Chrome trace JSON (Perfetto)")
       ->type_name("FILE");
   cmd->add_option("--plot", o.plot, "Write an SVG of time to train against cost, one point per configuration")
       ->type_name("FILE");

@@ -239,8 +239,8 @@ struct Parser {
     }
     l.worker_startup = Seconds(r.number("worker_startup_s", false, 0, 3600).value_or(0));
     if (!l.synthetic && l.num_workers > 0 && !r.has("worker_startup_s")) {
-      r.error(r.pointer(), "must give \"worker_startup_s\" (seconds to start one DataLoader worker; the "
-                           "reference runs measured first_batch_s 0.8-1.4 s)");
+      r.error(r.pointer(), "must give \"worker_startup_s\" (seconds to start the DataLoader worker pool, whose "
+                           "workers start together; the reference runs measured first_batch_s 0.8-1.4 s)");
     }
     if (l.num_workers == 0 && r.has("prefetch_factor")) {
       r.error(r.path("prefetch_factor"), "applies only when num_workers > 0 (as in torch.utils.data.DataLoader)");
