@@ -58,7 +58,7 @@ std::optional<GpuSpec> read_gpu(ObjectReader& r) {
   g.hbm_bw = ByteRate::gbps(r.number("hbm_bw_GBps", true, 10, 1e6).value_or(0));
   g.sm_count = static_cast<int>(r.integer("sm_count", false, 1, 100000).value_or(0));
   g.nvlink_bw = ByteRate::gbps(r.number("nvlink_GBps", false, 0, kBig).value_or(0));
-  g.pcie_gen = static_cast<int>(r.integer("pcie_gen", false, 1, 7).value_or(4));
+  g.pcie_gen = static_cast<int>(r.integer("pcie_gen", false, 1, 7).value_or(0));  // 0: not given (informative only)
   g.pcie_bw = ByteRate::gbps(r.number("pcie_GBps", false, 0, kBig).value_or(0));
   g.tdp = Watts(r.number("tdp_W", true, 1, 1e5).value_or(0));
   g.idle = Watts(r.number("idle_W", false, 0, kBig).value_or(0));
@@ -81,7 +81,8 @@ std::optional<InstanceSpec> read_instance(ObjectReader& r) {
   s.network = r.string("network", false).value_or("");
   s.intra_node = r.string("intra_node", false).value_or("");
   s.local_nvme = Bytes::tb(r.number("local_nvme_TB", false, 0, kBig).value_or(0));
-  s.numa_nodes = static_cast<int>(r.integer("numa_nodes", false, 1, 64).value_or(2));
+  // Not given: one NUMA node, so no cross-node penalty is modelled (the catalog gives it for every instance).
+  s.numa_nodes = static_cast<int>(r.integer("numa_nodes", false, 1, 64).value_or(1));
   if (const json* p = r.object("price_per_hour", true)) {
     ObjectReader pr(p, r.file(), r.path("price_per_hour"), r.diags());
     s.prices.on_demand_per_hour = Dollars(pr.number("on_demand", true, 0, kBig).value_or(0));

@@ -308,6 +308,7 @@ struct Parser {
     }
     r.accept("gpu");
     if (auto cores = r.integer("cpu_cores_per_node", false, 1, 1 << 20)) c.cpu_cores_per_node = static_cast<int>(*cores);
+    if (auto numa = r.integer("numa_nodes", false, 1, 64)) c.numa_nodes = static_cast<int>(*numa);
     if (auto s = r.number("host_cpu_scale", false, 0.05, 20)) c.host_cpu_scale = *s;
     auto nodes = r.integer("nodes", false, 1, 1 << 24);
     auto gpus = r.integer("gpus", false, 1, 1 << 30);

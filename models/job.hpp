@@ -41,6 +41,7 @@ struct ClusterConfig {
   int gpus_per_node = 8;
   int nodes = 1;
   int cpu_cores_per_node = 0;             // logical CPUs (vCPUs) per node; 0 when unknown
+  int numa_nodes = 0;                     // NUMA nodes of a host; 0: the instance's, else 2 (docs/scenario.md)
   InterconnectSpec intra_node;            // GPU-to-GPU inside a node
   std::optional<InterconnectSpec> network;  // between nodes (absent for one node)
   ByteRate node_network_bw;               // node's total NIC line rate

@@ -185,7 +185,11 @@ StepSimInput make_step_input(const JobConfig& job, const StepPrediction& pred, c
   LoaderWork& L = in.loader;
   L.synthetic = d.synthetic;
   if (!d.synthetic) {
-    const int numa = job.cluster.instance ? std::max(1, job.cluster.instance->numa_nodes) : 2;
+    // Given in the scenario, else the instance's; a cluster given by GPU type defaults to a two-socket host
+    // (24 of the catalog's 34 instances), documented in docs/scenario.md.
+    const int numa = job.cluster.numa_nodes > 0 ? job.cluster.numa_nodes
+                     : job.cluster.instance    ? std::max(1, job.cluster.instance->numa_nodes)
+                                               : 2;
     const double remote = d.numa_binding ? 0.0 : k.numa_remote_penalty * (numa - 1) / numa;
     const double mb = job.step.micro_batch;
     L.num_workers = d.num_workers;
