@@ -1,5 +1,6 @@
 // `gpuplan calibrate check` and `gpuplan calibrate fit`: compare the calibrated compute and memory model
 // with measured runs, and fit its global constants. The work is done by calibrate/ (check.hpp, fit.hpp).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -193,6 +194,14 @@ int run_fit_command(const CalibrateOptions& o) {
   }
   if (!report(errors) || !profile) return kExitBadInput;
   const std::string runs_names = calibrate::join_paths(o.fit_runs, " + ");
+  // Constants "fitted" on nothing would be the starting values, written as if they were a fit.
+  const auto usable = std::count_if(runs.begin(), runs.end(), [](const calibrate::RunRecord& r) {
+    return r.kind == "train" && r.expressible && r.measured.step_ms.has_value();
+  });
+  if (usable == 0) {
+    std::cerr << runs_names << ": no train record with a measured step_ms to fit on\n";
+    return kExitBadInput;
+  }
   const DeviceModel dev = make_device_model(*profile);
   nlohmann::json gemm_stats;
   if (o.gemm_loo) {

@@ -925,5 +925,11 @@ TEST_CASE("app::cli: a wrong file or folder is one problem, not a screenful", "[
   CHECK(r.code == 2);
   CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 21);
   CHECK(r.out.find(bad + ": 10 more problems not shown\n") != std::string::npos);
+  // An empty runs file gives no fit (it wrote the starting constants, exit 0, as if fitted).
+  const auto empty = (dir / "empty.jsonl").string();
+  std::ofstream(empty).close();
+  r = gpuplan("calibrate fit --profile calibrate/profiles/h200.json --runs " + empty);
+  CHECK(r.code == 2);
+  CHECK(r.out == empty + ": no train record with a measured step_ms to fit on\n");
   fs::remove_all(dir);
 }
