@@ -141,6 +141,13 @@ TEST_CASE("sim::job_inputs: unbound workers pay the NUMA penalty on half their w
   CHECK(make_step_input(j, prediction(), profile(), constants(), notes).loader.batch_cpu.ms() == Approx(12));
   j.loader.numa_binding = false;
   CHECK(make_step_input(j, prediction(), profile(), constants(), notes).loader.batch_cpu.ms() == Approx(12 * 1.1));
+  // The scenario's numa_nodes sets the remote share (n-1)/n: one node none, four nodes 3/4 of the work.
+  j.cluster.numa_nodes = 1;
+  CHECK(make_step_input(j, prediction(), profile(), constants(), notes).loader.batch_cpu.ms() == Approx(12));
+  j.cluster.numa_nodes = 4;
+  CHECK(make_step_input(j, prediction(), profile(), constants(), notes).loader.batch_cpu.ms() ==
+        Approx(12 * (1 + 0.2 * 3 / 4)));
+  j.cluster.numa_nodes = 0;
   // Host copy rate from the profile: 1 / (1/5 - 1/50) GB/s = 5.556 GB/s; a 4 MB batch pins in 0.72 ms.
   CHECK(make_step_input(j, prediction(), profile(), constants(), notes).loader.pin_cpu.ms() == Approx(4.0 / 5.5556).epsilon(1e-3));
 }
@@ -277,20 +284,4 @@ TEST_CASE("sim::job_inputs: the step spread widens for a derived profile and nar
   const auto both = gp::sim::step_spread_for(k, true, true);
   CHECK(both.cpu_log_sd == 0.18);
   CHECK(both.gpu_log_sd == Approx(0.05));  // sqrt(0.03^2 + 0.04^2)
-}
-
-TEST_CASE("sim::job_inputs: the scenario's numa_nodes sets the remote share of unbound workers (hand-computed)") {
-  gp::JobConfig j = generic_job();
-  j.loader.synthetic = false;
-  j.loader.num_workers = 4;
-  j.loader.sample_cpu = Seconds::ms(3);
-  j.loader.sample_bytes = Bytes::mb(1);
-  j.loader.numa_binding = false;
-  std::vector<std::string> notes;
-  // 4 samples x 3 ms = 12 ms; penalty 0.2 on the remote share (n-1)/n: one node none, four nodes 3/4.
-  j.cluster.numa_nodes = 1;
-  CHECK(make_step_input(j, prediction(), profile(), constants(), notes).loader.batch_cpu.ms() == Approx(12));
-  j.cluster.numa_nodes = 4;
-  CHECK(make_step_input(j, prediction(), profile(), constants(), notes).loader.batch_cpu.ms() ==
-        Approx(12 * (1 + 0.2 * 3 / 4)));
 }
