@@ -265,9 +265,20 @@ JobEvents make_job_events(const JobConfig& job, const GpuProfile& profile, const
     }
     const Seconds d2h = d2h_rate > 0 ? per_gpu / ByteRate(d2h_rate) : Seconds(0);
     const Seconds write = bw > 0 ? per_node / ByteRate(bw) : Seconds(0);
-    ev.checkpoint_stall = job.checkpoint.async ? d2h : Seconds(d2h + write + st.latency.p50);
+    const Seconds write_all = write + st.latency.p50;
+    if (!job.checkpoint.async) {
+      ev.checkpoint_stall = d2h + write_all;
+    } else {
+      // The GPUs stall for the copy; the write runs while training goes on. A write longer than the training
+      // between two checkpoints holds up the next one until it is done (the storage cannot take two at once,
+      // and the host copy is still in use), so over a job the checkpoints cost at least the storage's time.
+      const double interval = job.checkpoint.every ? job.checkpoint.every->value()
+                              : job.checkpoint.every_steps
+                                  ? static_cast<double>(*job.checkpoint.every_steps) * step_time.value()
+                                  : 0.0;
+      ev.checkpoint_stall = d2h + Seconds(std::max(0.0, write_all.value() - interval));
+    }
   }
-  (void)step_time;
 
   const ReliabilityConfig& rel = job.reliability;
   if (rel.gpu_mtbf_hours > 0) ev.failures_per_hour += job.cluster.total_gpus() / rel.gpu_mtbf_hours;

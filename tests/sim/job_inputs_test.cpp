@@ -186,6 +186,15 @@ TEST_CASE("sim::job_inputs: checkpoint stall = device-to-host copy + write at th
   CHECK(make_job_events(j, profile(), constants(), Seconds(1)).checkpoint_stall.value() == Approx(0.24 + 6 + 0.01));
   j.checkpoint.async = true;
   CHECK(make_job_events(j, profile(), constants(), Seconds(1)).checkpoint_stall.value() == Approx(0.24));
+  // Async, but every 2 steps of 1 s: the 6.01 s write outlasts the 2 s of training between checkpoints, and the
+  // next one waits 4.01 s for it: 0.24 + 4.01. Every 0.05 minutes (3 s): 0.24 + 3.01.
+  j.checkpoint.every_steps = 2;
+  CHECK(make_job_events(j, profile(), constants(), Seconds(1)).checkpoint_stall.value() == Approx(0.24 + 4.01));
+  j.checkpoint.every_steps.reset();
+  j.checkpoint.every = Seconds(3);
+  CHECK(make_job_events(j, profile(), constants(), Seconds(1)).checkpoint_stall.value() == Approx(0.24 + 3.01));
+  j.checkpoint.every.reset();
+  j.checkpoint.every_steps = 100;
   j.checkpoint.async = false;
   j.parallel.strategy = gp::DataParallel::fsdp;  // every GPU its shard, every node its half
   CHECK(make_job_events(j, profile(), constants(), Seconds(1)).checkpoint_stall.value() ==
