@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <tuple>
 #include <utility>
@@ -60,26 +59,16 @@ struct CalibrateOptions {
   std::string layout = "nhwc";        // convs: nhwc, nchw or both
 };
 
-std::string default_constants_path(const std::string& profile) {
-  const std::filesystem::path p(profile);
-  return (p.parent_path() / ("fit-" + p.stem().string() + ".json")).string();
-}
-
 bool report(const std::vector<std::string>& errors) {
   for (const auto& e : errors) std::cerr << e << "\n";
   return errors.empty();
 }
 
 // One line and false when an output path cannot be written or would overwrite an input; checked before the work.
-bool outputs_ok(const std::vector<std::pair<std::string, const char*>>& outputs, const std::vector<std::string>& inputs) {
-  for (const auto& [path, what] : outputs) {
-    if (path.empty()) continue;
-    if (const auto problem = output_problem(path, what, inputs)) {
-      std::cerr << *problem << "\n";
-      return false;
-    }
-  }
-  return true;
+bool outputs_ok(const std::vector<std::pair<std::string, std::string>>& outputs, const std::vector<std::string>& inputs) {
+  const auto problem = first_output_problem(outputs, inputs);
+  if (problem) std::cerr << *problem << "\n";
+  return !problem;
 }
 
 int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
@@ -88,10 +77,7 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
     return kExitBadInput;
   std::vector<std::string> errors;
   auto profile = calibrate::load_profile(o.profile, errors);
-  const std::string cpath = o.constants.empty() ? default_constants_path(o.profile) : o.constants;
-  // The default constants sit beside the profile: when the profile cannot be read, neither can they, and a
-  // second line about them would only repeat the first.
-  auto constants = profile || !o.constants.empty() ? calibrate::load_constants(cpath, errors) : std::nullopt;
+  auto constants = calibrate::load_constants_for(o.profile, profile.has_value(), o.constants, errors);
   auto runs = calibrate::load_runs(o.runs, errors);
   if (!report(errors) || !profile || !constants) return kExitBadInput;
   if (!o.gpu.empty() && o.gpu != profile->gpu_id) {
@@ -162,10 +148,7 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
 int run_convs_command(const CalibrateOptions& o) {
   std::vector<std::string> errors;
   auto profile = calibrate::load_profile(o.profile, errors);
-  const std::string cpath = o.constants.empty() ? default_constants_path(o.profile) : o.constants;
-  // The default constants sit beside the profile: when the profile cannot be read, neither can they, and a
-  // second line about them would only repeat the first.
-  auto constants = profile || !o.constants.empty() ? calibrate::load_constants(cpath, errors) : std::nullopt;
+  auto constants = calibrate::load_constants_for(o.profile, profile.has_value(), o.constants, errors);
   if (!report(errors) || !profile || !constants) return kExitBadInput;
   const auto rows = calibrate::check_convs(o.probe, make_device_model(*profile), *constants, o.layout, errors);
   if (!report(errors)) return kExitBadInput;

@@ -1,6 +1,5 @@
 #include "app/cmd_calibrate_comm.hpp"
 
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <string>

@@ -85,19 +85,15 @@ int run(const DdpOptions& o, CliContext& ctx) {
   const auto probe_node = calibrate::single_node_cluster(*cat, o.instance, 1, err);
   if (!probe_node) return bad(err);
   // Profile and fitted constants as `calibrate check` reads them; simulation constants from their folder.
-  const std::filesystem::path pp(o.profile);
-  const std::string cpath =
-      o.constants.empty() ? (pp.parent_path() / ("fit-" + pp.stem().string() + ".json")).string() : o.constants;
   const auto profile = calibrate::load_profile(o.profile, errors);
-  // Beside the profile by default: unreadable with it, and worth no second line.
-  const auto constants = profile || !o.constants.empty() ? calibrate::load_constants(cpath, errors) : std::nullopt;
+  const auto constants = calibrate::load_constants_for(o.profile, profile.has_value(), o.constants, errors);
   for (const auto& e : errors) std::cerr << e << "\n";
   if (!profile || !constants) return kExitBadInput;
   if (profile->gpu_id != probe_node->gpu.id)
     return bad(o.profile + " is a profile of \"" + profile->gpu_id + "\"; instance \"" + o.instance + "\" has \"" +
                probe_node->gpu.id + "\"");
   const DeviceModel device = make_device_model(*profile);
-  ProfileCache cache(pp.parent_path().string(), *cat);
+  ProfileCache cache(std::filesystem::path(o.profile).parent_path().string(), *cat);
   for (const auto& n : cache.sim_notes()) std::cerr << "note: " << n << "\n";
   std::vector<Row> rows;
   double sum = 0;

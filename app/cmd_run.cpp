@@ -1,6 +1,5 @@
 // `gpuplan run FILE`: predicts every configuration of a scenario, prints the results and records the run.
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 #include <iostream>
 
@@ -73,13 +72,11 @@ void run(const RunOptions& o, CliContext& ctx) {
   for (const auto& e : std::filesystem::directory_iterator(cat_dir, ec))
     if (e.path().extension() == ".json") inputs.push_back(e.path().string());
   if (!o.no_db) inputs.push_back(o.db);
-  for (const auto& [path, what] : {std::pair{o.out, "the output"}, {o.plot, "the plot"}, {o.trace, "the trace"}}) {
-    if (path.empty()) continue;
-    if (const auto problem = output_problem(path, what, inputs)) {
-      std::cerr << *problem << "\n";
-      ctx.exit_code = kExitBadInput;
-      return;
-    }
+  if (const auto problem =
+          first_output_problem({{o.out, "the output"}, {o.plot, "the plot"}, {o.trace, "the trace"}}, inputs)) {
+    std::cerr << *problem << "\n";
+    ctx.exit_code = kExitBadInput;
+    return;
   }
   Diagnostics diags;
   auto sc = load_scenario(o.file, *cat, diags);
@@ -96,6 +93,7 @@ void run(const RunOptions& o, CliContext& ctx) {
   std::string trace_error;
   eo.trace_error = &trace_error;
   auto results = evaluate(*sc, *cat, eo);
+  if (!trace_error.empty()) std::cerr << trace_error << "\n";  // the run's exit code says it at the end
   // What the prediction rests on (derived profiles, simplifications): once each, on stderr.
   if (!o.quiet) {
     for (const auto& n : notes) std::cerr << "note: " << n << "\n";
@@ -132,7 +130,6 @@ void run(const RunOptions& o, CliContext& ctx) {
       return;
     }
   }
-  if (!trace_error.empty()) std::cerr << trace_error << "\n";
   if (!store_error.empty()) {
     std::cerr << store_error << " (the results were not recorded; give another --db FILE, or --no-db)\n";
     ctx.exit_code = kExitBadInput;

@@ -1,7 +1,6 @@
 #include "app/evaluate.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <memory>
 
 #include "app/output_file.hpp"

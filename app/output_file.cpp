@@ -34,6 +34,14 @@ std::optional<std::string> output_problem(const std::string& path, const std::st
   return std::nullopt;
 }
 
+std::optional<std::string> first_output_problem(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                                const std::vector<std::string>& inputs) {
+  for (const auto& [path, what] : outputs)
+    if (!path.empty())
+      if (auto problem = output_problem(path, what, inputs)) return problem;
+  return std::nullopt;
+}
+
 std::optional<std::string> write_output_file(const std::string& path, const std::string& text, const std::string& what) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return path + ": cannot write " + what + " (" + std::strerror(errno) + ")";

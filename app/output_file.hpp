@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gp::app {
@@ -14,6 +15,10 @@ namespace gp::app {
 // Nullopt when it looks writable.
 std::optional<std::string> output_problem(const std::string& path, const std::string& what,
                                           const std::vector<std::string>& inputs = {});
+
+// The first of `outputs` ({path, what}; empty paths skipped) that output_problem refuses, as its line.
+std::optional<std::string> first_output_problem(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                                const std::vector<std::string>& inputs);
 
 // Writes `text` to `path` in full. Nullopt on success, else the line to print: "PATH: cannot write WHAT (REASON)".
 std::optional<std::string> write_output_file(const std::string& path, const std::string& text, const std::string& what);

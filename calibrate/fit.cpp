@@ -3,6 +3,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -359,6 +360,18 @@ void copy_nchw_classes(const ComputeConstants& from, ComputeConstants& to) {
   to.nchw_transform_passes = from.nchw_transform_passes;
   to.nchw_conv_factor = from.nchw_conv_factor;
   to.nchw_classes_source = from.nchw_classes_source;
+}
+
+std::string default_constants_path(const std::string& profile_path) {
+  const std::filesystem::path p(profile_path);
+  return (p.parent_path() / ("fit-" + p.stem().string() + ".json")).string();
+}
+
+std::optional<FitConstants> load_constants_for(const std::string& profile_path, bool profile_read,
+                                               const std::string& given, std::vector<std::string>& errors) {
+  if (!given.empty()) return load_constants(given, errors);
+  if (!profile_read) return std::nullopt;
+  return load_constants(default_constants_path(profile_path), errors);
 }
 
 std::optional<FitConstants> load_constants(const std::string& path, std::vector<std::string>& errors) {

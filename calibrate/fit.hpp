@@ -30,6 +30,12 @@ struct FitConstants {
 
 // Reads a "gpuplan-fit/1" file; errors as `FILE:/path: expectation` lines.
 std::optional<FitConstants> load_constants(const std::string& path, std::vector<std::string>& errors);
+// The constants used with the profile at `profile_path`: `given` when not empty, else fit-P.json beside P.json.
+// When the profile could not be read (`profile_read` false) and none is given, nothing is read or reported: the
+// default file sits beside the profile, and a line about it would only repeat the profile's.
+std::string default_constants_path(const std::string& profile_path);
+std::optional<FitConstants> load_constants_for(const std::string& profile_path, bool profile_read,
+                                               const std::string& given, std::vector<std::string>& errors);
 std::optional<FitConstants> parse_constants(const nlohmann::json& doc, const std::string& file,
                                             std::vector<std::string>& errors);
 nlohmann::json constants_to_json(const FitConstants& c);

@@ -1,5 +1,4 @@
 #include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <sstream>
 #include "calibrate/json_fields.hpp"

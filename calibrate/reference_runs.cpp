@@ -1,7 +1,6 @@
 #include "calibrate/reference_runs.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
 #include "calibrate/json_fields.hpp"

@@ -23,6 +23,14 @@ using Result = gp::test::RunResult;
 
 Result gpuplan(const std::string& args) { return gp::test::run_gpuplan(args); }
 
+// `calibrate check --format json` of a runs file measured on an H100 (profile derived from the H200's).
+nlohmann::json h100_check(const std::string& runs) {
+  const auto r = gp::test::run_gpuplan("calibrate check --profile calibrate/profiles/h200.json --gpu h100-sxm "
+                                       "--tolerance 100 --format json --runs " + runs, true);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.out);
+}
+
 std::string temp_db(const char* tag) {
   auto p = fs::temp_directory_path() / (std::string("gpuplan-cli-") + tag + "-" + std::to_string(::getpid()) + ".db");
   fs::remove(p);
@@ -581,11 +589,7 @@ TEST_CASE("app::cli: held-out set 18 at the H100's memory limit repeats within 1
     ++compared;
   }
   CHECK(compared == 7);
-  const auto r = gp::test::run_gpuplan("calibrate check --profile calibrate/profiles/h200.json --gpu h100-sxm "
-                                       "--tolerance 100 --format json --runs "
-                                       "calibrate/probes/results/h100-holdout18-host3-2026-12-06.jsonl", true);
-  REQUIRE(r.code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = h100_check("calibrate/probes/results/h100-holdout18-host3-2026-12-06.jsonl");
   CHECK(j["summary"]["oom_agree"].get<int>() == 8);
   CHECK(j["summary"]["mape_pct"].get<double>() <= 8.0);
 }
@@ -596,11 +600,7 @@ TEST_CASE("app::cli: held-out set 20 on an H100, predicted before it ran: GPU-bo
   // -13.0% (DenseNet-161 b192), 8 of 12 inside their 80% ranges, OOM 12 of 12, peaks 2.4%. The six DenseNets
   // ran 5-13% slower than predicted (BatchNorm and elementwise kernels run 7-17% slower on the H100 than the
   // model's rules give; docs/calibration.md "Probed classes on an H100"), the six others 3.7% MAPE.
-  const auto r = gp::test::run_gpuplan("calibrate check --profile calibrate/profiles/h200.json --gpu h100-sxm "
-                                       "--tolerance 100 --format json "
-                                       "--runs calibrate/probes/results/h100-holdout20-2026-12-06.jsonl", true);
-  REQUIRE(r.code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = h100_check("calibrate/probes/results/h100-holdout20-2026-12-06.jsonl");
   REQUIRE(j["records"].size() == 12);
   CHECK(j["summary"]["mape_pct"].get<double>() <= 9.0);
   CHECK(j["summary"]["within_25_pct"].get<int>() == 12);
@@ -633,11 +633,7 @@ TEST_CASE("app::cli: held-out set 21 on an H100, predicted before it ran: GPU-bo
   // SM rule their MAPE was 2.66%, and the BatchNorm bandwidth share it was written to test (commit 99c8d4a) gave
   // 4.13%, the six other networks 5% over, and was removed. The last four ran in a later session on another H100
   // host, still unfitted: all eleven 2.73%, DenseNet-121 b320 -9.8% and ResNet-101 fp16 -7.6% the largest.
-  const auto r = gp::test::run_gpuplan("calibrate check --profile calibrate/profiles/h200.json --gpu h100-sxm "
-                                       "--tolerance 100 --format json "
-                                       "--runs calibrate/probes/results/h100-holdout21-2026-12-06.jsonl", true);
-  REQUIRE(r.code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = h100_check("calibrate/probes/results/h100-holdout21-2026-12-06.jsonl");
   REQUIRE(j["summary"]["mape_records"].get<int>() == 11);
   CHECK(j["summary"]["mape_pct"].get<double>() <= 4.0);
   CHECK(j["summary"]["oom_agree"].get<int>() == 11);
@@ -652,11 +648,7 @@ TEST_CASE("app::cli: held-out set 22 on an H100, predicted and committed before 
   // calibrate/probes/results/h100-holdout22-2026-12-07.jsonl: 14 configurations defined in tools/measure_holdout.py
   // (CONFIGS22), their predictions committed in f3299cc (holdout22-predictions-2026-12-06.txt) two sessions before
   // a device came. Measured: MAPE 3.70%, RegNetY-8GF b192 +12.2% the largest. The issue's bar is 10% and 25%.
-  const auto r = gp::test::run_gpuplan("calibrate check --profile calibrate/profiles/h200.json --gpu h100-sxm "
-                                       "--tolerance 100 --format json "
-                                       "--runs calibrate/probes/results/h100-holdout22-2026-12-07.jsonl", true);
-  REQUIRE(r.code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = h100_check("calibrate/probes/results/h100-holdout22-2026-12-07.jsonl");
   REQUIRE(j["summary"]["mape_records"].get<int>() == 14);
   CHECK(j["summary"]["mape_pct"].get<double>() <= 5.0);
   CHECK(j["summary"]["oom_agree"].get<int>() == 14);
