@@ -902,6 +902,10 @@ TEST_CASE("app::cli: outputs are checked before the work and never overwrite an 
     r = gp::test::run_gpuplan("run --no-db -q --format csv --out /dev/full " + sc, true);
     CHECK(r.code == 2);
     CHECK(r.out.rfind("id,", 0) == 0);
+    // A trace that passes the check but cannot be written: one line, the results still printed, exit 2.
+    r = gpuplan("run --no-db -q --format csv --trace /dev/full " + sc);
+    CHECK(r.code == 2);
+    CHECK(r.out.rfind("/dev/full: cannot write the trace (No space left on device)\nid,", 0) == 0);
     r = gpuplan("calibrate check --profile calibrate/profiles/h200.json --runs calibrate/measured/h200-2026-12.jsonl "
                 "--junit /dev/full");
     CHECK(r.code == 2);
