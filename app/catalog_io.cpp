@@ -314,4 +314,13 @@ std::optional<Catalog> load_catalogs_or_report(const CliContext& ctx) {
   return cat;
 }
 
+std::vector<std::string> catalog_input_files(const CliContext& ctx) {
+  std::vector<std::string> files = ctx.catalog_overrides;
+  const std::string dir = ctx.catalog_dir.empty() ? default_catalog_dir() : ctx.catalog_dir;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json") files.push_back(e.path().string());
+  return files;
+}
+
 }  // namespace gp::app

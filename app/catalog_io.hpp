@@ -23,4 +23,8 @@ Catalog load_catalogs(const std::string& dir, const std::vector<std::string>& ov
 struct CliContext;
 std::optional<Catalog> load_catalogs_or_report(const CliContext& ctx);
 
+// The files a command that loads the catalogs reads: the --catalog overrides and every *.json of the catalog
+// folder. An output path must name none of them (app/output_file.hpp first_output_problem).
+std::vector<std::string> catalog_input_files(const CliContext& ctx);
+
 }  // namespace gp::app

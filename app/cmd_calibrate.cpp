@@ -72,8 +72,9 @@ bool outputs_ok(const std::vector<std::pair<std::string, std::string>>& outputs,
 }
 
 int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
-  if (!outputs_ok({{o.plot, "the plot"}, {o.junit, "the JUnit report"}},
-                  {o.profile, o.runs, o.constants, o.sim_constants}))
+  std::vector<std::string> inputs = catalog_input_files(ctx);  // --gpu reads the catalogs
+  for (const auto* f : {&o.profile, &o.runs, &o.constants, &o.sim_constants}) inputs.push_back(*f);
+  if (!outputs_ok({{o.plot, "the plot"}, {o.junit, "the JUnit report"}}, inputs))
     return kExitBadInput;
   std::vector<std::string> errors;
   auto profile = calibrate::load_profile(o.profile, errors);

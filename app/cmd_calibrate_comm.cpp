@@ -58,8 +58,11 @@ int write_fit(const std::string& path, const nlohmann::ordered_json& j) {
 
 int run(const CommCalOptions& o, CliContext& ctx) {
   if (!(o.tolerance > 0)) return bad("--tolerance must be a positive percentage");
-  if (!o.fit_out.empty())
-    if (const auto problem = output_problem(o.fit_out, "the fit", {o.nccl})) return bad(*problem);
+  if (!o.fit_out.empty()) {
+    std::vector<std::string> inputs = catalog_input_files(ctx);  // --instance / --gpu read the catalogs
+    inputs.push_back(o.nccl);
+    if (const auto problem = output_problem(o.fit_out, "the fit", inputs)) return bad(*problem);
+  }
   std::vector<std::string> errors;
   const auto m = calibrate::load_nccl(o.nccl, errors);
   for (const auto& e : errors) std::cerr << e << "\n";

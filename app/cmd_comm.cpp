@@ -382,7 +382,7 @@ void run_comm(const CommOptions& o, CliContext& ctx) {
     return;
   }
   if (!o.plot.empty()) {
-    if (const auto problem = output_problem(o.plot, "the plot")) {
+    if (const auto problem = output_problem(o.plot, "the plot", catalog_input_files(ctx))) {
       fail(ctx, *problem);
       return;
     }

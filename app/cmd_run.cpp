@@ -65,12 +65,8 @@ void run(const RunOptions& o, CliContext& ctx) {
   }
   // Every output path is checked before the work: a run is never done only for its results to go nowhere, and
   // no output may overwrite an input (the scenario, a catalog, the results store).
-  std::vector<std::string> inputs = ctx.catalog_overrides;
+  std::vector<std::string> inputs = catalog_input_files(ctx);
   inputs.push_back(o.file);
-  std::error_code ec;
-  const std::string cat_dir = ctx.catalog_dir.empty() ? default_catalog_dir() : ctx.catalog_dir;
-  for (const auto& e : std::filesystem::directory_iterator(cat_dir, ec))
-    if (e.path().extension() == ".json") inputs.push_back(e.path().string());
   if (!o.no_db) inputs.push_back(o.db);
   if (const auto problem =
           first_output_problem({{o.out, "the output"}, {o.plot, "the plot"}, {o.trace, "the trace"}}, inputs)) {

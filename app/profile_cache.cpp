@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "calibrate/json_text.hpp"
 #include "calibrate/profile_io.hpp"
 #include "models/profile_derive.hpp"
 
@@ -27,13 +27,27 @@ std::optional<GpuProfile> load_if(const std::string& path, std::vector<std::stri
 
 sim::SimConstants read_sim_constants(const std::string& path, std::vector<std::string>& notes) {
   sim::SimConstants k;
-  std::ifstream in(path);
-  if (!in) {
+  if (!fs::exists(path)) {
     notes.push_back(path + ": missing; no per-step noise, NUMA penalty or image pull rates");
     return k;
   }
+  std::string text, error;
+  if (!calibrate::read_input_file(path, text, error)) {
+    notes.push_back(path + ": " + error);
+    return k;
+  }
+  calibrate::JsonTextError perr;
+  const auto parsed = calibrate::parse_json_text(text, true, perr);
+  if (!parsed) {
+    notes.push_back(path + ":" + std::to_string(perr.line) + ":" + std::to_string(perr.col) + ": not valid JSON: " + perr.what);
+    return k;
+  }
+  if (!parsed->is_object()) {
+    notes.push_back(path + ":/: expected an object of named constants");
+    return k;
+  }
   try {
-    const auto doc = nlohmann::json::parse(in, nullptr, true, true);
+    const auto& doc = *parsed;
     auto num = [&](const char* key) {
       const auto it = doc.find(key);
       if (it == doc.end() || !it->is_object() || !it->contains("value") || !(*it)["value"].is_number()) {

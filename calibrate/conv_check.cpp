@@ -65,8 +65,14 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
     ++line;
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = path + ":" + std::to_string(line);
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
+    JsonTextError perr;
+    const auto parsed = parse_json_text(text, false, perr);
+    if (!parsed) {
+      errors.push_back(where + ":" + std::to_string(perr.col) + ": not valid JSON: " + perr.what);
+      continue;
+    }
+    const nlohmann::json& j = *parsed;
+    if (!j.is_object()) {
       errors.push_back(where + ": expected one JSON object per line");
       continue;
     }

@@ -228,6 +228,19 @@ TEST_CASE("app::cli: calibrate check --sim-constants names an unreadable file or
   auto bad = gpuplan(base + path.string());
   CHECK(bad.code == 2);
   CHECK(bad.out == path.string() + ":/cpu_all_core_slowdown/value: expected a number\n");
+  // Read through json_text like every other input: too deep, a number past a double, not an object.
+  for (const auto& [text, expect] : std::vector<std::pair<std::string, std::string>>{
+           {std::string(100000, '['), ":1:65: not valid JSON: arrays and objects nest more than 64 deep"},
+           {R"({"compute_step_cv": {"value": 1e400}})", ":1:31: not valid JSON: number 1e400 is beyond the range of a double"},
+           {"[1, 2]", ":/: expected an object of named constants"}}) {
+    {
+      std::ofstream f(path);
+      f << text;
+    }
+    bad = gpuplan(base + path.string());
+    CHECK(bad.code == 2);
+    CHECK(bad.out == path.string() + expect + "\n");
+  }
   fs::remove(path);
 }
 
@@ -913,6 +926,39 @@ TEST_CASE("app::cli: outputs are checked before the work and never overwrite an 
     REQUIRE(r.out.size() > line.size());
     CHECK(r.out.substr(r.out.size() - line.size()) == line);
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("app::cli: comm and calibrate outputs never overwrite a catalog file they read", "[cli]") {
+  // A copy of the catalog folder, so that a regression overwrites the copy and not the source tree's catalogs.
+  const auto dir = fs::temp_directory_path() / ("gpuplan-cat-outputs-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy("catalogs", dir / "cat");
+  const std::string cat = (dir / "cat").string();
+  const std::string gpus = (dir / "cat" / "gpus.json").string();
+  const std::string links = (dir / "cat" / "interconnects.json").string();
+  const auto gpus_before = fs::file_size(gpus), links_before = fs::file_size(links);
+  struct Case {
+    std::string args, expect;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--catalog-dir " + cat + " comm --instance coreweave-8x-h200 --plot " + gpus,
+            "gpuplan comm: " + gpus + ": cannot write the plot there: it is an input of this command (" + gpus + ")"},
+           {"--catalog-dir " + cat + " calibrate comm --nccl calibrate/probes/results/nccl-selftest-h200x1-2026-12-02.json"
+            " --instance coreweave-8x-h200 --fit-out " + links,
+            "gpuplan calibrate comm: " + links + ": cannot write the fit there: it is an input of this command (" + links +
+                ")"},
+           {"--catalog-dir " + cat + " calibrate check --profile calibrate/profiles/h200.json --gpu h100-sxm --runs "
+            "calibrate/probes/results/h100-holdout22-2026-12-07.jsonl --plot " + gpus,
+            gpus + ": cannot write the plot there: it is an input of this command (" + gpus + ")"}}) {
+    const auto r = gpuplan(c.args);
+    INFO(c.args << "\n" << r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out == c.expect + "\n");
+  }
+  CHECK(fs::file_size(gpus) == gpus_before);
+  CHECK(fs::file_size(links) == links_before);
   fs::remove_all(dir);
 }
 

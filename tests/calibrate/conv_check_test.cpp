@@ -140,6 +140,15 @@ TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line 
   REQUIRE(!errors.empty());
   CHECK(errors.front().find("conv_check_bad.jsonl:1:/h") != std::string::npos);
 
+  // Hostile lines: nesting past json_text's 64 levels and a number past a double's range are one line each.
+  const std::string deep(100000, '[');
+  const std::string hostile = write_temp("conv_check_hostile.jsonl", deep + "\n" + R"({"batch": 1e400})" "\n");
+  errors.clear();
+  CHECK(check_convs(hostile, dev, constants, "nhwc", errors).empty());
+  REQUIRE(errors.size() == 2);
+  CHECK(errors[0] == hostile + ":1:65: not valid JSON: arrays and objects nest more than 64 deep");
+  CHECK(errors[1] == hostile + ":2:11: not valid JSON: number 1e400 is beyond the range of a double");
+
   // Fields that divided by zero or overflowed before (fuzzing, 2026-12-05: groups 1e-300 crashed with SIGFPE).
   const std::vector<std::pair<std::string, std::string>> corrupt = {
       {R"("groups": 1e-300)", ":/groups: must be an integer in [1, 1000000], got 1e-300"},
