@@ -128,7 +128,7 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
                                         calibrate::loader_pipeline(*profile, k.cpu_all_core_slowdown), spread,
                                         o.check_host_cpu_scale);
   if (o.format == "json")
-    std::cout << calibrate::render_json(rep).dump(2) << "\n";
+    std::cout << calibrate::render_json(rep).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else
     std::cout << calibrate::render_table(rep);
   if (!o.plot.empty()) {
@@ -155,15 +155,19 @@ int run_convs_command(const CalibrateOptions& o) {
   if (!report(errors)) return kExitBadInput;
   const auto summary = calibrate::summarize_convs(rows);
   if (o.format == "json")
-    std::cout << calibrate::render_conv_json(rows, summary).dump(2) << "\n";
+    std::cout << calibrate::render_conv_json(rows, summary).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else
     std::cout << calibrate::render_conv_table(rows, summary);
   return kExitOk;
 }
 
 int run_fit_command(const CalibrateOptions& o) {
+  // Every file the fit reads (a --ckpt-cpu or --conv-probe file given again as --out was overwritten).
   std::vector<std::string> inputs = o.fit_runs;
-  for (const auto& p : {o.profile, o.kernel_classes, o.nchw_classes, o.probe_classes}) inputs.push_back(p);
+  for (const auto& p : {o.profile, o.kernel_classes, o.nchw_classes, o.probe_classes, o.conv_probe, o.conv_probe_fp16,
+                        o.conv_probe_tf32, o.conv_probe_fp32})
+    inputs.push_back(p);
+  for (const auto* list : {&o.depthwise_probes, &o.ckpt_cpu, &o.oom_runs}) inputs.insert(inputs.end(), list->begin(), list->end());
   if (!outputs_ok({{o.out, "the constants"}}, inputs)) return kExitBadInput;
   std::vector<std::string> errors;
   auto profile = calibrate::load_profile(o.profile, errors);
@@ -389,7 +393,7 @@ int run_fit_command(const CalibrateOptions& o) {
   for (const auto& r : res.records)
     std::cerr << r.id << "  measured " << r.measured_ms << "  fitted " << r.fitted_ms
               << (o.loo ? "  loo " + std::to_string(r.loo_ms) : "") << "\n";
-  const auto j = calibrate::constants_to_json(fc).dump(2);
+  const auto j = calibrate::constants_to_json(fc).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   if (o.out.empty()) {
     std::cout << j << "\n";
   } else {

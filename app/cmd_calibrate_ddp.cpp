@@ -120,7 +120,7 @@ int run(const DdpOptions& o, CliContext& ctx) {
   }
   const double mape = n ? sum / n : 0;
   const bool pass = n > 0 && mape <= o.tolerance;
-  if (o.format == "json") std::cout << to_json(rows, mape, n, o.tolerance, pass).dump(2) << "\n";
+  if (o.format == "json") std::cout << to_json(rows, mape, n, o.tolerance, pass).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else print_table(rows, mape, n, o.tolerance, pass);
   return pass ? kExitOk : kExitCheckFailed;
 }

@@ -97,7 +97,7 @@ void list(const Catalog& c, const std::string& kind, bool as_json) {
     }
   }
   if (as_json) {
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     print_table(head, rows);
   }

@@ -250,7 +250,7 @@ void print_json(const Cluster& c, const Sweep& s, const std::string& algo_name) 
                                 {"algorithm", algo_name},
                                 {"cluster", cluster_json(c)},
                                 {"rows", rows}};
-  std::cout << out.dump(2) << "\n";
+  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
 // "8", "64K", "1M", "4G": a byte count in nccl-tests' binary units.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/cli.hpp"
+#include "calibrate/json_text.hpp"
 
 namespace gp::app {
 namespace {
@@ -133,8 +134,10 @@ std::string time_of(const std::string& iso) {  // "2026-12-02T09:03:12Z" -> "202
 json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
 json parsed_or_text(const std::string& text) {
-  json j = json::parse(text, nullptr, false);
-  return j.is_discarded() ? json(text) : j;
+  // Through json_text like every input: a store edited to hold deep nesting or huge numbers prints as text.
+  calibrate::JsonTextError err;
+  auto j = calibrate::parse_json_text(text, false, err);
+  return j ? *j : json(text);
 }
 
 // ---- the two views ----
@@ -151,7 +154,7 @@ void print_list(const std::vector<RunSummary>& runs, const HistoryOptions& opts,
                       {"best_cost_usd", number_or_null(r.best_cost_usd)},
                       {"best_config", r.best_config.empty() ? json(nullptr) : json(r.best_config)}});
     }
-    out << json{{"db", opts.db_path}, {"runs", list}}.dump(2) << '\n';
+    out << json{{"db", opts.db_path}, {"runs", list}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     return;
   }
   if (runs.empty()) {
@@ -188,7 +191,7 @@ void print_run(const StoredRun& run, const HistoryOptions& opts, std::ostream& o
                 {"command", run.command},
                 {"scenario_text", run.scenario_text},
                 {"configs", configs}}
-                .dump(2)
+                .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << '\n';
     return;
   }

@@ -43,8 +43,8 @@ StoredRun to_stored(const Scenario& sc, const std::vector<ConfigOutcome>& all, c
     const auto& c = all[i];
     StoredConfig s;
     s.config_id = c.job.id;
-    s.inputs_json = sc.concrete[i].dump();
-    s.results_json = config_json(c).dump();
+    s.inputs_json = sc.concrete[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    s.results_json = config_json(c).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     s.gpus = c.job.cluster.total_gpus();
     s.instance = cluster_label(c.job);
     s.step_time_s = c.result.step_time.value();

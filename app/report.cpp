@@ -163,7 +163,7 @@ const std::vector<std::string> kBreakdownKeys = {"compute",    "dataloader_stall
 std::string cell_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "";
-  return v.dump();
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string render_csv(const std::vector<ConfigOutcome>& all) {
@@ -316,7 +316,7 @@ std::string render(const std::vector<ConfigOutcome>& all, Format f, const std::s
       for (const auto& c : all) out["configs"].push_back(config_json(c));
       int best = pick_best(all, deadline_hours);
       out["best"] = best >= 0 ? json(all[static_cast<std::size_t>(best)].job.id) : json(nullptr);
-      return out.dump(2) + "\n";
+      return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     }
   }
   return "";
@@ -337,7 +337,7 @@ void flatten(const nlohmann::json& v, const std::string& path,
 std::string label_value(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "unset";
-  return v.dump();
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace

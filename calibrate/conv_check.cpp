@@ -15,12 +15,16 @@
 namespace gp::calibrate {
 namespace {
 
-// [ms, kernels] of one kernel class in one layout (absent: 0).
-double class_ms(const nlohmann::json& layout, const char* cls) {
-  if (!layout.is_object() || !layout.contains(cls) || !layout[cls].is_array() || layout[cls].empty() ||
-      !layout[cls][0].is_number())
+// [ms, kernels] of one kernel class in one layout; absent: 0 (the probe saw no kernel of that class). Present, the
+// time must be in (0, 100000] ms, else one problem line (a negative, zero, text or 1e300 time was dropped or used).
+double class_ms(const nlohmann::json& layout, const char* cls, const std::string& at, std::vector<std::string>& errors) {
+  if (!layout.contains(cls)) return 0;
+  const auto& v = layout[cls];
+  if (!v.is_array() || v.empty() || !v[0].is_number() || !(v[0].get<double>() > 0 && v[0].get<double>() <= 1e5)) {
+    errors.push_back(at + "/" + cls + ": must be [ms, kernels] with ms in (0, 100000], got " + v.dump());
     return 0;
-  return layout[cls][0].get<double>();
+  }
+  return v[0].get<double>();
 }
 
 std::string kind_of(const ConvLayer& l) {
@@ -51,13 +55,18 @@ void predict_row(ConvCheckRow& row, const DeviceModel& dev, const ComputeConstan
 }  // namespace
 
 std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel& dev, const FitConstants& constants,
-                                      const std::string& layouts, std::vector<std::string>& errors) {
+                                      const std::string& layouts, std::vector<std::string>& errors_out) {
   std::vector<ConvCheckRow> out;
   std::string all, error;
   if (!read_input_file(path, all, error)) {
-    errors.push_back(path + ": " + error + " (the convolution probe file)");
+    errors_out.push_back(path + ": " + error + " (the convolution probe file)");
     return out;
   }
+  if (auto problem = document_not_json_lines(all, path, "calibrate/probes/results/conv-layout-2026-12-03.jsonl")) {
+    errors_out.push_back(*problem);
+    return out;
+  }
+  std::vector<std::string> errors;  // at most 20 of them reach errors_out
   std::istringstream in(all);
   std::string text;
   int line = 0;
@@ -88,7 +97,7 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
     l.c_out = static_cast<int>(r.integer("c_out", true, 1, 1e6).value_or(0));
     l.groups = static_cast<int>(r.integer("groups", true, 1, 1e6).value_or(1));
     if (l.groups > 0 && l.c_in > 0 && l.c_out > 0 && (l.c_in % l.groups != 0 || l.c_out % l.groups != 0))
-      r.error("groups", "must divide c_in and c_out, got " + j["groups"].dump());
+      r.error("groups", "must divide c_in and c_out, got " + j["groups"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     l.bias = r.boolean("bias", true).value_or(false);
     l.first = r.boolean("first", true).value_or(false);
     constexpr int kSide = 100000;
@@ -111,12 +120,20 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
       row.nchw = nchw;
       row.dtype = *precision;
       row.kind = kind_of(l);
-      row.measured_ms = class_ms(j[name], "conv");
-      row.measured_transform_ms = class_ms(j[name], "to_nhwc") + class_ms(j[name], "to_nchw");
+      if (!j[name].is_object()) {
+        errors.push_back(where + ":/" + name + ": expected an object of kernel classes, got " + j[name].dump());
+        continue;
+      }
+      const std::size_t before_times = errors.size();
+      row.measured_ms = class_ms(j[name], "conv", where + ":/" + name, errors);
+      row.measured_transform_ms = class_ms(j[name], "to_nhwc", where + ":/" + name, errors) +
+                                  class_ms(j[name], "to_nchw", where + ":/" + name, errors);
+      if (errors.size() != before_times) continue;
       predict_row(row, dev, constants.compute);
       if (row.measured_ms > 0 && row.predicted_ms > 0) out.push_back(row);
     }
   }
+  append_first_problems(errors_out, errors, path);
   return out;
 }
 

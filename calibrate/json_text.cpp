@@ -119,4 +119,26 @@ std::optional<nlohmann::json> parse_json_text(const std::string& text, bool comm
   }
 }
 
+std::optional<std::string> document_not_json_lines(const std::string& text, const std::string& path,
+                                                   const std::string& example) {
+  std::size_t lines = 0, non_empty = 0;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    ++lines;
+    non_empty += l.find_first_not_of(" \t\r") != std::string::npos;
+  }
+  JsonTextError ignored;
+  if (non_empty > 1 && parse_json_text(text, /*comments=*/false, ignored))
+    return path + ": is one JSON document over " + std::to_string(lines) + " lines, not JSON lines (one record per line, as " +
+           example + ")";
+  return std::nullopt;
+}
+
+void append_first_problems(std::vector<std::string>& errors, const std::vector<std::string>& found,
+                           const std::string& path) {
+  constexpr std::size_t kShown = 20;
+  for (std::size_t i = 0; i < found.size() && i < kShown; ++i) errors.push_back(found[i]);
+  if (found.size() > kShown) errors.push_back(path + ": " + std::to_string(found.size() - kShown) + " more problems not shown");
+}
+
 }  // namespace gp::calibrate

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,5 +29,16 @@ struct JsonTextError {
 
 // Parses JSON text (comments allowed when `comments`). Nullopt with `err` set on any problem.
 std::optional<nlohmann::json> parse_json_text(const std::string& text, bool comments, JsonTextError& err);
+
+// For JSON-lines files (runs, probe results): when `text` is one JSON document spread over several lines (a profile,
+// a pretty-printed record), the one problem line saying so, "PATH: is one JSON document over N lines, not JSON
+// lines (one record per line, as EXAMPLE)"; nullopt otherwise.
+std::optional<std::string> document_not_json_lines(const std::string& text, const std::string& path,
+                                                   const std::string& example);
+
+// Appends the first 20 of `found` to `errors`, then "PATH: N more problems not shown": a wrong file is not a
+// screenful of lines.
+void append_first_problems(std::vector<std::string>& errors, const std::vector<std::string>& found,
+                           const std::string& path);
 
 }  // namespace gp::calibrate

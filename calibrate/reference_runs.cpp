@@ -72,8 +72,10 @@ void check_train_inputs(FieldReader& r, const std::string& data) {
   // Multi-GPU DDP records (calibrate ddp): a GPU count that is not a whole number was read as one GPU, and a
   // bucket of 1e-300 MiB made millions of buckets.
   r.integer("gpus", false, 1, 1 << 20);
+  r.integer("nodes", false, 1, 1 << 20);
+  r.string("parallel", false);  // ddp, fsdp, ...: a number or an object here crashed `calibrate ddp`
   if (const auto b = r.positive_at_most("bucket_cap_mb", false, 1e6); b && *b < 0.01)
-    r.error("bucket_cap_mb", "must be at least 0.01 MiB, got " + r.json()["bucket_cap_mb"].dump());
+    r.error("bucket_cap_mb", "must be at least 0.01 MiB, got " + r.json()["bucket_cap_mb"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace
@@ -162,7 +164,14 @@ std::vector<RunRecord> parse_runs(const std::vector<std::string>& lines, const s
       rec.data = r.string("data", true).value_or("");
       check_train_inputs(r, rec.data);
       // A step of up to a day, a peak of up to 100,000 GiB: beyond any measured run, short of overflow.
-      if (r.has("step_ms")) rec.measured.step_ms = r.positive_at_most("step_ms", true, 8.64e7);
+      if (r.has("step_ms")) {
+        rec.measured.step_ms = r.positive_at_most("step_ms", true, 8.64e7);
+        // No training step takes under a microsecond (one kernel launch is several); 1e-300 fitted a "0 us" cost.
+        if (rec.measured.step_ms && *rec.measured.step_ms < 1e-3) {
+          r.error("step_ms", "must be at least 0.001 ms, got " + r.json()["step_ms"].dump());
+          rec.measured.step_ms.reset();
+        }
+      }
       if (r.has("peak_mem_gib")) rec.measured.peak_mem_gib = r.positive_at_most("peak_mem_gib", true, 1e5);
       rec.measured.oom = r.boolean("oom", false).value_or(false);
     }
@@ -190,25 +199,15 @@ std::vector<RunRecord> load_runs(const std::string& path, std::vector<std::strin
   }
   std::vector<std::string> lines;
   std::istringstream in(text);
-  std::size_t non_empty = 0;
-  for (std::string l; std::getline(in, l);) {
-    non_empty += l.find_first_not_of(" \t\r") != std::string::npos;
-    lines.push_back(l);
-  }
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
   // A JSON document spread over lines (a profile, a pretty-printed record) is one problem, not one per line.
-  JsonTextError ignored;
-  if (non_empty > 1 && parse_json_text(text, /*comments=*/false, ignored)) {
-    errors.push_back(path + ": is one JSON document over " + std::to_string(lines.size()) +
-                     " lines, not JSON lines (one record per line, as calibrate/measured/h200-2026-12.jsonl)");
+  if (auto problem = document_not_json_lines(text, path, "calibrate/measured/h200-2026-12.jsonl")) {
+    errors.push_back(*problem);
     return {};
   }
-  // At most 20 lines of problems from one file, then how many more: a wrong file is not a screenful per line.
   std::vector<std::string> found;
   auto out = parse_runs(lines, path, found);
-  constexpr std::size_t kShown = 20;
-  for (std::size_t i = 0; i < found.size() && i < kShown; ++i) errors.push_back(found[i]);
-  if (found.size() > kShown)
-    errors.push_back(path + ": " + std::to_string(found.size() - kShown) + " more problems not shown");
+  append_first_problems(errors, found, path);
   return out;
 }
 

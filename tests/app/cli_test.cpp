@@ -1,5 +1,6 @@
 // End-to-end through the real binary: exit codes, one line per problem, the documented JSON shape, history.
 #include <unistd.h>
+#include <sqlite3.h>
 
 #include <catch2/catch.hpp>
 #include <algorithm>
@@ -992,5 +993,63 @@ TEST_CASE("app::cli: a wrong file or folder is one problem, not a screenful", "[
   r = gpuplan("calibrate fit --profile calibrate/profiles/h200.json --runs " + empty);
   CHECK(r.code == 2);
   CHECK(r.out == empty + ": no train record with a measured step_ms to fit on\n");
+  fs::remove_all(dir);
+}
+
+namespace {
+// Runs `sql` on the SQLite file at `path` with CHECK constraints off (a store edited by hand or by another tool).
+bool raw_exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  bool ok = sqlite3_open(path.c_str(), &db) == SQLITE_OK &&
+            sqlite3_exec(db, ("PRAGMA ignore_check_constraints = ON; " + sql).c_str(), nullptr, nullptr, nullptr) ==
+                SQLITE_OK;
+  sqlite3_close(db);
+  return ok;
+}
+}  // namespace
+
+TEST_CASE("app::cli: hostile input to ddp, fit, comm and history is one line and exit 2, never a crash", "[cli]") {
+  // Each case was found by fuzzing these commands (2026-12-07); before the fix the first crashed with "internal
+  // error" (exit 3), the fit overwrote its --ckpt-cpu input, and history crashed on bytes that are not UTF-8.
+  const auto dir = fs::temp_directory_path() / ("gpuplan-fuzzed-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string runs = (dir / "ddp.jsonl").string();
+  {
+    std::ofstream f(runs);
+    const std::string gpt = R"("kind":"train","model":"gpt","layers":24,"d_model":2048,"heads":16,"seq":1024,)"
+                            R"("batch":8,"data":"synthetic-on-gpu","gpus":8,)";
+    f << R"({"id":"ddp/a",)" << gpt << R"("nodes":1,"parallel":5,"step_ms":300})" << "\n"
+      << R"({"id":"ddp/b",)" << gpt << R"("nodes":4294967297,"step_ms":300})" << "\n"
+      << R"({"id":"ddp/c",)" << gpt << R"("nodes":1,"step_ms":1e-300})" << "\n";
+  }
+  auto r = gpuplan("calibrate ddp --runs " + runs);
+  CHECK(r.code == 2);
+  CHECK(r.out == runs + ":1:/parallel: expected a string, got 5\n" + runs +
+                     ":2:/nodes: must be an integer in [1, 1048576], got 4294967297\n" + runs +
+                     ":3:/step_ms: must be at least 0.001 ms, got 1e-300\n");
+
+  // calibrate fit --out naming one of its --ckpt-cpu inputs is refused, the input intact.
+  const std::string ckpt = (dir / "ckpt.jsonl").string();
+  fs::copy_file("calibrate/probes/results/ckpt-cpu-2026-12-04.jsonl", ckpt);
+  const auto ckpt_size = fs::file_size(ckpt);
+  r = gpuplan("calibrate fit --profile calibrate/profiles/h200.json --runs calibrate/measured/h200-2026-12.jsonl -q "
+              "--ckpt-cpu " + ckpt + " --out " + ckpt);
+  CHECK(r.code == 2);
+  CHECK(r.out == ckpt + ": cannot write the constants there: it is an input of this command (" + ckpt + ")\n");
+  CHECK(fs::file_size(ckpt) == ckpt_size);
+
+  // A store whose text is not UTF-8, and whose results nest 20,000 deep: JSON output still valid, and small.
+  const std::string db = (dir / "s.db").string();
+  REQUIRE(gpuplan("run scenarios/quickstart-gpt-350m.json -q --format csv --db " + db).code == 0);
+  REQUIRE(raw_exec(db, "UPDATE runs SET command = X'E282'; UPDATE configs SET results_json = '" +
+                           std::string(20000, '[') + std::string(20000, ']') + "' WHERE seq = 0;"));
+  r = gp::test::run_gpuplan("history --db " + db + " --show 1 --format json", true);
+  CHECK(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  REQUIRE_FALSE(j.is_discarded());
+  CHECK(j["command"] == "\xEF\xBF\xBD");  // the broken byte pair printed as U+FFFD
+  CHECK(j["configs"][0]["results"].is_string());  // too deep to be JSON here: shown as the stored text
+  CHECK(r.out.size() < 200000);  // it printed 2 x 20,000^2 bytes
   fs::remove_all(dir);
 }

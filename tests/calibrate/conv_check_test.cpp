@@ -149,6 +149,36 @@ TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line 
   CHECK(errors[0] == hostile + ":1:65: not valid JSON: arrays and objects nest more than 64 deep");
   CHECK(errors[1] == hostile + ":2:11: not valid JSON: number 1e400 is beyond the range of a double");
 
+  // Measured times that were dropped without a word (negative, zero, text) or used (1e300 pinned the fitted
+  // efficiency to its search bound): one line each, naming the layout and class.
+  const std::vector<std::pair<std::string, std::string>> times = {
+      {R"("nhwc": {"conv": [-0.4, 5.0]})", ":/nhwc/conv: must be [ms, kernels] with ms in (0, 100000], got [-0.4,5.0]"},
+      {R"("nhwc": {"conv": [0, 0]})", ":/nhwc/conv: must be [ms, kernels] with ms in (0, 100000], got [0,0]"},
+      {R"("nhwc": {"conv": "x"})", ":/nhwc/conv: must be [ms, kernels] with ms in (0, 100000], got \"x\""},
+      {R"("nhwc": {"conv": [1e300, 1]})", ":/nhwc/conv: must be [ms, kernels] with ms in (0, 100000], got [1e+300,1]"},
+      {R"("nhwc": [1, 2])", ":/nhwc: expected an object of kernel classes, got [1,2]"}};
+  for (const auto& [field, message] : times) {
+    const std::string line = good.substr(0, good.size() - 1) + ", " + field + "}";
+    errors.clear();
+    const std::string file = write_temp("conv_check_times.jsonl", line + "\n");
+    CHECK(check_convs(file, dev, constants, "nhwc", errors).empty());
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0] == file + ":1" + message);
+  }
+  // A pretty-printed JSON document (the H200 profile) is one line, not one per line (it was 18,406).
+  errors.clear();
+  CHECK(check_convs("calibrate/profiles/h200.json", dev, constants, "nhwc", errors).empty());
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].rfind("calibrate/profiles/h200.json: is one JSON document over ", 0) == 0);
+  // 30 bad lines: the first 20, then how many more.
+  std::string many;
+  for (int i = 0; i < 30; ++i) many += "bad\n";
+  const std::string many_file = write_temp("conv_check_many.jsonl", many);
+  errors.clear();
+  check_convs(many_file, dev, constants, "nhwc", errors);
+  REQUIRE(errors.size() == 21);
+  CHECK(errors[20] == many_file + ": 10 more problems not shown");
+
   // Fields that divided by zero or overflowed before (fuzzing, 2026-12-05: groups 1e-300 crashed with SIGFPE).
   const std::vector<std::pair<std::string, std::string>> corrupt = {
       {R"("groups": 1e-300)", ":/groups: must be an integer in [1, 1000000], got 1e-300"},

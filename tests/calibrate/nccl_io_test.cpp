@@ -189,9 +189,34 @@ TEST_CASE("calibrate::nccl_io: every problem of a bad document is reported with 
   CHECK(has("bad.json:/nccl/gpus: must be positive"));
   CHECK(has("bad.json:/nccl/ops/allreduce: unknown collective"));
   CHECK(has("bad.json:/nccl/ops/all_gather/1/bytes: sizes must increase"));
-  CHECK(has("bad.json:/nccl/ops/broadcast/0/bytes: must be positive"));
+  CHECK(has("bad.json:/nccl/ops/broadcast/0/bytes: must be an integer in [1, 17592186044416], got -8"));
   CHECK(has("bad.json:/nccl/ops/broadcast/1/time_us: expected a number, got nothing"));
   CHECK(errors.size() == 6);
+
+  // Values past any nccl-tests run (fuzzing, 2026-12-07: they printed 300-digit sizes, inf and nan, exit 1), and a
+  // size of 1e300 that was reported as "sizes must increase ... after -9223372036854775808" on the next row.
+  errors.clear();
+  const json extreme = {{"nccl",
+                         {{"gpus", 8},
+                          {"ops",
+                           {{"all_reduce",
+                             {{{"bytes", 8}, {"time_us", 5.0}},
+                              {{"bytes", 1e300}, {"time_us", 5.0}},
+                              {{"bytes", 8.5}, {"time_us", 5.0}},
+                              {{"bytes", 64}, {"time_us", 1e-300}},
+                              {{"bytes", 128}, {"time_us", 1e300}},
+                              {{"bytes", 256}, {"time_us", 5.0}, {"busbw_GBps", -1}},
+                              {{"bytes", 512}, {"time_us", 5.0}, {"algbw_GBps", 1e9}},
+                              {{"bytes", 1024}, {"time_us", 5.0}, {"busbw_GBps", 0.0}}}}}}}}};
+  CHECK_FALSE(gp::calibrate::parse_nccl(extreme, "x.json", errors));
+  const std::vector<std::string> expect = {
+      "x.json:/nccl/ops/all_reduce/1/bytes: must be an integer in [1, 17592186044416], got 1e+300",
+      "x.json:/nccl/ops/all_reduce/2/bytes: must be an integer in [1, 17592186044416], got 8.5",
+      "x.json:/nccl/ops/all_reduce/3/time_us: must be at least 0.001 us, got 1e-300",
+      "x.json:/nccl/ops/all_reduce/4/time_us: must be a number in (0, 1000000000], got 1e+300",
+      "x.json:/nccl/ops/all_reduce/5/busbw_GBps: must be zero or positive, got -1",
+      "x.json:/nccl/ops/all_reduce/6/algbw_GBps: must be a number in [0, 1000000], got 1000000000.0"};
+  CHECK(errors == expect);  // the last row (busbw 0.00, as nccl-tests prints for tiny sizes) is fine
 
   errors.clear();
   CHECK_FALSE(gp::calibrate::parse_nccl(json{{"gpu_id", "x"}}, "empty.json", errors));
