@@ -74,6 +74,13 @@ bool outputs_ok(const std::vector<std::pair<std::string, std::string>>& outputs,
 int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
   std::vector<std::string> inputs = catalog_input_files(ctx);  // --gpu reads the catalogs
   for (const auto* f : {&o.profile, &o.runs, &o.constants, &o.sim_constants}) inputs.push_back(*f);
+  // ... and the files read by default: the profile folder's constants and sim constants, the project's.
+  for (const auto& dir : {std::filesystem::path(o.profile).parent_path().string(), default_profiles_dir()}) {
+    if (dir.empty()) continue;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+      if (e.path().extension() == ".json") inputs.push_back(e.path().string());
+  }
   if (!outputs_ok({{o.plot, "the plot"}, {o.junit, "the JUnit report"}}, inputs))
     return kExitBadInput;
   std::vector<std::string> errors;
@@ -122,7 +129,8 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
   }
   std::vector<std::string> sim_notes;
   const sim::SimConstants k = read_sim_constants(spath, sim_notes);
-  if (!o.sim_constants.empty() && !report(sim_notes)) return kExitBadInput;
+  // Given, or found beside the profile and broken: bad input (a broken default was ignored without a word).
+  if ((!o.sim_constants.empty() || std::filesystem::exists(spath)) && !report(sim_notes)) return kExitBadInput;
   const StepSpread spread = sim::step_spread_for(k, profile->derived, o.check_host_cpu_scale > 0);  // as `run`
   const auto rep = calibrate::run_check(runs, *profile, *constants, o.tolerance,
                                         calibrate::loader_pipeline(*profile, k.cpu_all_core_slowdown), spread,

@@ -7,6 +7,7 @@
 #include "app/cli.hpp"
 #include "app/evaluate.hpp"
 #include "app/output_file.hpp"
+#include "app/profile_cache.hpp"
 #include "app/progress.hpp"
 #include "app/store.hpp"
 
@@ -67,6 +68,9 @@ void run(const RunOptions& o, CliContext& ctx) {
   // no output may overwrite an input (the scenario, a catalog, the results store).
   std::vector<std::string> inputs = catalog_input_files(ctx);
   inputs.push_back(o.file);
+  std::error_code ec;  // the GPU profiles and constants `run` reads (a --trace over h200.json replaced it)
+  for (const auto& e : std::filesystem::directory_iterator(default_profiles_dir(), ec))
+    if (e.path().extension() == ".json") inputs.push_back(e.path().string());
   if (!o.no_db) inputs.push_back(o.db);
   if (const auto problem =
           first_output_problem({{o.out, "the output"}, {o.plot, "the plot"}, {o.trace, "the trace"}}, inputs)) {

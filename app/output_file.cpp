@@ -12,18 +12,22 @@ namespace gp::app {
 
 namespace fs = std::filesystem;
 
+namespace {
+// The same file through another spelling; or, where one does not exist yet (a store the command will create),
+// the same path once normalised.
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return fs::exists(a, ec) && fs::exists(b, ec) ? fs::equivalent(a, b, ec)
+                                                : fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+}  // namespace
+
 std::optional<std::string> output_problem(const std::string& path, const std::string& what,
                                           const std::vector<std::string>& inputs) {
   std::error_code ec;
-  for (const auto& in : inputs) {
-    if (in.empty()) continue;
-    // The same file through another spelling; or, where one does not exist yet (a store the command will
-    // create), the same path once normalised.
-    const bool same = fs::exists(path, ec) && fs::exists(in, ec)
-                          ? fs::equivalent(path, in, ec)
-                          : fs::weakly_canonical(path, ec) == fs::weakly_canonical(in, ec);
-    if (same) return path + ": cannot write " + what + " there: it is an input of this command (" + in + ")";
-  }
+  for (const auto& in : inputs)
+    if (!in.empty() && same_file(path, in))
+      return path + ": cannot write " + what + " there: it is an input of this command (" + in + ")";
   if (fs::is_directory(path, ec)) return path + ": cannot write " + what + " (it is a directory)";
   const fs::path parent = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
   if (!fs::is_directory(parent, ec))
@@ -36,9 +40,14 @@ std::optional<std::string> output_problem(const std::string& path, const std::st
 
 std::optional<std::string> first_output_problem(const std::vector<std::pair<std::string, std::string>>& outputs,
                                                 const std::vector<std::string>& inputs) {
-  for (const auto& [path, what] : outputs)
-    if (!path.empty())
-      if (auto problem = output_problem(path, what, inputs)) return problem;
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const auto& [path, what] = outputs[i];
+    if (path.empty()) continue;
+    if (auto problem = output_problem(path, what, inputs)) return problem;
+    for (std::size_t k = 0; k < i; ++k)  // two outputs into one file: the last writer won, the other was lost
+      if (!outputs[k].first.empty() && same_file(path, outputs[k].first))
+        return path + ": cannot write " + what + " there: it is also where " + outputs[k].second + " goes";
+  }
   return std::nullopt;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -56,14 +57,32 @@ sim::SimConstants read_sim_constants(const std::string& path, std::vector<std::s
       }
       return (*it)["value"].get<double>();
     };
-    k.compute_step_cv = num("compute_step_cv");
-    k.numa_remote_penalty = num("numa_remote_penalty");
-    k.image_pull_rate = ByteRate(num("image_pull_MBps") * 1e6);
-    k.image_unpack_rate = ByteRate(num("image_unpack_MBps") * 1e6);
-    k.framework_import = Seconds(num("framework_import_s"));
-    k.checkpoint_d2h_rate = ByteRate(num("checkpoint_d2h_GBps") * 1e9);
-    k.checkpoint_write_efficiency = num("checkpoint_write_efficiency");
-    k.cpu_all_core_slowdown = num("cpu_all_core_slowdown");
+    // Each constant within a range far wider than any fit could give (a slowdown of 1e9 made the loader
+    // simulation spin for minutes; a negative rate or efficiency was used as given).
+    // Out of range or unreadable: a note, and the built-in value (sim/job_inputs.hpp SimConstants) is kept.
+    auto in_range = [&](const char* key, double lo, double hi, bool lo_open, double fallback) {
+      const std::size_t before = notes.size();
+      const double v = num(key);
+      if (notes.size() != before) return fallback;
+      if (!(lo_open ? v > lo : v >= lo) || !(v <= hi)) {
+        std::ostringstream range;
+        range << (lo_open ? "(" : "[") << lo << ", " << hi << "]";
+        notes.push_back(path + ":/" + key + "/value: expected a number in " + range.str() + ", got " +
+                        doc[key]["value"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+        return fallback;
+      }
+      return v;
+    };
+    k.compute_step_cv = in_range("compute_step_cv", 0, 1, false, k.compute_step_cv);
+    k.numa_remote_penalty = in_range("numa_remote_penalty", 0, 10, false, k.numa_remote_penalty);
+    k.image_pull_rate = ByteRate(in_range("image_pull_MBps", 0, 1e6, true, k.image_pull_rate.value() / 1e6) * 1e6);
+    k.image_unpack_rate =
+        ByteRate(in_range("image_unpack_MBps", 0, 1e6, true, k.image_unpack_rate.value() / 1e6) * 1e6);
+    k.framework_import = Seconds(in_range("framework_import_s", 0, 3600, false, k.framework_import.value()));
+    k.checkpoint_d2h_rate =
+        ByteRate(in_range("checkpoint_d2h_GBps", 0, 1e4, true, k.checkpoint_d2h_rate.value() / 1e9) * 1e9);
+    k.checkpoint_write_efficiency = in_range("checkpoint_write_efficiency", 0, 1, true, k.checkpoint_write_efficiency);
+    k.cpu_all_core_slowdown = in_range("cpu_all_core_slowdown", 0, 10, false, k.cpu_all_core_slowdown);
     for (auto [key, v] : {std::pair{"step_host_cpu_log_sd", &k.step_spread.cpu_log_sd},
                           std::pair{"step_gpu_log_sd", &k.step_spread.gpu_log_sd},
                           std::pair{"step_derived_gpu_log_sd", &k.step_derived_gpu_log_sd},

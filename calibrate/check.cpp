@@ -168,7 +168,19 @@ std::string pad(std::string s, std::size_t w, bool right = false) {
 
 std::string xml_escape(const std::string& s) {
   std::string out;
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    // XML 1.0 has no way to write C0 controls other than tab, LF and CR, nor U+FFFE / U+FFFF (UTF-8 EF BF BE/BF):
+    // a scenario name holding one made the SVG unreadable. Each becomes U+FFFD.
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+      out += "\xEF\xBF\xBD";
+      continue;
+    }
+    if (c == '\xEF' && i + 2 < s.size() && s[i + 1] == '\xBF' && (s[i + 2] == '\xBE' || s[i + 2] == '\xBF')) {
+      out += "\xEF\xBF\xBD";
+      i += 2;
+      continue;
+    }
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

@@ -242,6 +242,19 @@ TEST_CASE("app::cli: calibrate check --sim-constants names an unreadable file or
     CHECK(bad.code == 2);
     CHECK(bad.out == path.string() + expect + "\n");
   }
+  // Every constant is range-checked (a slowdown of 1e9 made the loader simulation spin for minutes).
+  {
+    std::ifstream in("calibrate/profiles/sim-constants.json");
+    auto doc = nlohmann::json::parse(in);
+    doc["cpu_all_core_slowdown"]["value"] = 1e9;
+    doc["checkpoint_write_efficiency"]["value"] = -0.5;
+    std::ofstream f(path);
+    f << doc.dump();
+  }
+  bad = gpuplan(base + path.string());
+  CHECK(bad.code == 2);
+  CHECK(bad.out == path.string() + ":/checkpoint_write_efficiency/value: expected a number in (0, 1], got -0.5\n" +
+                       path.string() + ":/cpu_all_core_slowdown/value: expected a number in [0, 10], got 1000000000.0\n");
   fs::remove(path);
 }
 
@@ -983,6 +996,22 @@ TEST_CASE("app::cli: comm and calibrate outputs never overwrite a catalog file t
   }
   CHECK(fs::file_size(gpus) == gpus_before);
   CHECK(fs::file_size(links) == links_before);
+  // Files read by default, not named on the command line: the constants and sim constants beside the profile.
+  fs::copy("calibrate/profiles", dir / "prof");
+  const std::string prof = (dir / "prof" / "h200.json").string();
+  const std::string fit = (dir / "prof" / "fit-h200.json").string();
+  const auto fit_before = fs::file_size(fit);
+  auto r = gpuplan("calibrate check --profile " + prof + " --runs calibrate/measured/h200-2026-12.jsonl --junit " + fit);
+  CHECK(r.code == 2);
+  CHECK(r.out == fit + ": cannot write the JUnit report there: it is an input of this command (" + fit + ")\n");
+  CHECK(fs::file_size(fit) == fit_before);
+  // Two outputs into one file: one was lost (the last writer won).
+  const std::string both = (dir / "both.out").string();
+  r = gpuplan("calibrate check --profile calibrate/profiles/h200.json --runs calibrate/measured/h200-2026-12.jsonl "
+              "--junit " + both + " --plot " + (dir / "." / "both.out").string());
+  CHECK(r.code == 2);
+  CHECK(r.out == both + ": cannot write the JUnit report there: it is also where the plot goes\n");
+  CHECK_FALSE(fs::exists(both));
   fs::remove_all(dir);
 }
 

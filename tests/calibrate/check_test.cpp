@@ -704,3 +704,13 @@ TEST_CASE("calibrate::check: the JUnit report fails the MAPE case exactly when t
   const std::string x = render_junit(run_check(odd, in.profile, in.constants, 10.0), 25.0);
   CHECK(x.find("name=\"a&lt;b&amp;&quot;c&quot; step time\"") != std::string::npos);
 }
+
+TEST_CASE("calibrate::xml_escape: markup escaped, characters XML 1.0 cannot hold replaced", "[calibrate]") {
+  using gp::calibrate::xml_escape;
+  CHECK(xml_escape(R"(a<b & "c">)") == "a&lt;b &amp; &quot;c&quot;&gt;");
+  CHECK(xml_escape("tab\tnl\ncr\r") == "tab\tnl\ncr\r");  // the three C0 characters XML allows
+  // BEL and NUL (a scenario name made the --plot SVG unreadable), U+FFFF and U+FFFE: each becomes U+FFFD.
+  CHECK(xml_escape(std::string("a\x07") + '\0' + "b") == "a\xEF\xBF\xBD\xEF\xBF\xBD" "b");
+  CHECK(xml_escape("x\xEF\xBF\xBFy\xEF\xBF\xBEz") == "x\xEF\xBF\xBDy\xEF\xBF\xBDz");
+  CHECK(xml_escape("\xC3\xA9 \xF0\x9F\x98\x80") == "\xC3\xA9 \xF0\x9F\x98\x80");  // other UTF-8 unchanged
+}
