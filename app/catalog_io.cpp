@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cctype>
 #include <filesystem>
 #include <iostream>
 
@@ -197,9 +198,19 @@ std::optional<ModelSpec> read_model(ObjectReader& r) {
 // Where each instance entry was read (file, JSON pointer), for cross-reference errors.
 using Origins = std::map<std::string, std::pair<std::string, std::string>>;
 
+// An id is what scenarios, tables, CSV columns and SVG labels show: letters, digits and . _ - + /, at most 100.
+// (An empty id printed a blank column, a newline split table rows, a BEL made the SVG unreadable.)
+bool valid_id(const std::string& id) {
+  if (id.empty() || id.size() > 100) return false;
+  for (const char c : id)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '+' || c == '/'))
+      return false;
+  return true;
+}
+
 template <class Spec, class Reader>
 void read_kind(const json& doc, const char* kind, const std::string& file, Diagnostics& diags,
-               std::map<std::string, Spec>& into, Reader read, Origins* origins = nullptr) {
+               std::map<std::string, Spec>& into, Reader read, bool overriding, Origins* origins = nullptr) {
   const std::string base = std::string("/") + kind;
   const json& list = doc[kind];
   if (!list.is_array()) {
@@ -215,8 +226,19 @@ void read_kind(const json& doc, const char* kind, const std::string& file, Diagn
     auto spec = read(r);
     r.finish();
     if (!spec || diags.size() != before) continue;
+    if (!valid_id(spec->id)) {
+      diags.add(file, ptr + "/id",
+                "expected an id of 1 to 100 letters, digits and . _ - + /, got " + brief(json(spec->id)));
+      continue;
+    }
     if (!seen.insert(spec->id).second) {
       diags.add(file, ptr + "/id", "duplicate id \"" + spec->id + "\" in this file");
+      continue;
+    }
+    // Two files of the catalog folder defining one id: which one won depended on the file names' order.
+    if (!overriding && into.count(spec->id)) {
+      diags.add(file, ptr + "/id", "duplicate id \"" + spec->id +
+                                       "\": another file of the catalog folder defines it (--catalog FILE overrides)");
       continue;
     }
     into[spec->id] = *spec;
@@ -224,7 +246,7 @@ void read_kind(const json& doc, const char* kind, const std::string& file, Diagn
   }
 }
 
-void load_file(const std::string& path, Catalog& cat, Diagnostics& diags, Origins& origins) {
+void load_file(const std::string& path, Catalog& cat, Diagnostics& diags, Origins& origins, bool overriding) {
   auto doc = parse_json_file(path, diags);
   if (!doc) return;
   if (!doc->is_object()) {
@@ -235,12 +257,12 @@ void load_file(const std::string& path, Catalog& cat, Diagnostics& diags, Origin
                                                  "models", "$schema", "description"};
   for (auto it = doc->begin(); it != doc->end(); ++it) {
     const std::string& k = it.key();
-    if (k == "gpus") read_kind(*doc, "gpus", path, diags, cat.gpus, read_gpu);
-    else if (k == "instances") read_kind(*doc, "instances", path, diags, cat.instances, read_instance, &origins);
-    else if (k == "interconnects") read_kind(*doc, "interconnects", path, diags, cat.interconnects, read_interconnect);
-    else if (k == "storage") read_kind(*doc, "storage", path, diags, cat.storage, read_storage);
-    else if (k == "images") read_kind(*doc, "images", path, diags, cat.images, read_image);
-    else if (k == "models") read_kind(*doc, "models", path, diags, cat.models, read_model);
+    if (k == "gpus") read_kind(*doc, "gpus", path, diags, cat.gpus, read_gpu, overriding);
+    else if (k == "instances") read_kind(*doc, "instances", path, diags, cat.instances, read_instance, overriding, &origins);
+    else if (k == "interconnects") read_kind(*doc, "interconnects", path, diags, cat.interconnects, read_interconnect, overriding);
+    else if (k == "storage") read_kind(*doc, "storage", path, diags, cat.storage, read_storage, overriding);
+    else if (k == "images") read_kind(*doc, "images", path, diags, cat.images, read_image, overriding);
+    else if (k == "models") read_kind(*doc, "models", path, diags, cat.models, read_model, overriding);
     else if (k == "$schema" || k == "description") continue;
     else {
       auto near = nearest_name(k, kinds);
@@ -284,8 +306,8 @@ Catalog load_catalogs(const std::string& dir, const std::vector<std::string>& ov
   }
   std::sort(files.begin(), files.end());
   Origins origins;
-  for (const auto& f : files) load_file(f, cat, diags, origins);
-  for (const auto& f : overrides) load_file(f, cat, diags, origins);
+  for (const auto& f : files) load_file(f, cat, diags, origins, false);
+  for (const auto& f : overrides) load_file(f, cat, diags, origins, true);
   // A folder without one of the kinds (a mistyped --catalog-dir, a partial copy) is one line per missing kind,
   // not a line for every entry that refers to it.
   std::string missing, files_missing;

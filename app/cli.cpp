@@ -21,7 +21,9 @@ CLI::Validator finite_range(double lo, double hi) {
           used = 0;
         }
         std::ostringstream msg;
-        if (used != s.size() || !std::isfinite(x) || x < lo || x > hi)
+        // An empty value read as 0 and a hexadecimal one ("0x10") as 16 before: neither is a number a user means.
+        const bool hex = s.find_first_of("xX") != std::string::npos;
+        if (s.empty() || hex || used != s.size() || !std::isfinite(x) || x < lo || x > hi)
           msg << "expected a number in [" << lo << ", " << hi << "], got " << s;
         return msg.str();
       },

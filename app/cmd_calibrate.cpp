@@ -107,7 +107,10 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
       if (rec.id != o.ops) continue;
       const std::string t = calibrate::render_ops(rec, make_device_model(*profile), *constants);
       if (t.empty()) {
-        std::cerr << o.runs << ": record \"" << o.ops << "\" cannot be expressed: " << rec.reason << "\n";
+        std::cerr << o.runs << ": record \"" << o.ops << "\" cannot be expressed: "
+                  << (rec.reason.empty() ? "it is not a one-GPU train step (kind \"" + rec.kind + "\")"
+                                         : rec.reason)
+                  << "\n";
         return kExitBadInput;
       }
       std::cout << t;

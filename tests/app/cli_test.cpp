@@ -910,6 +910,14 @@ TEST_CASE("app::cli: hostile input files give one line and exit 2, never a crash
             "/nonexistent/p.json: cannot open: no such file (the profile file)"},
            {"calibrate check --profile calibrate/profiles/h200.json --runs " + runs + " --tolerance nan",
             "gpuplan: --tolerance: expected a number in [0.001, 1e+06], got nan (see --help)"},
+           {"calibrate check --profile calibrate/profiles/h200.json --runs calibrate/measured/h200-2026-12.jsonl "
+            "--ops micro/gemm-bf16-1024",
+            "calibrate/measured/h200-2026-12.jsonl: record \"micro/gemm-bf16-1024\" cannot be expressed: it is not a "
+            "one-GPU train step (kind \"micro\")"},
+           {"calibrate check --profile calibrate/profiles/h200.json --runs " + runs + " --record-tolerance ''",
+            "gpuplan: --record-tolerance: expected a number in [0, 1e+06], got  (see --help)"},
+           {"calibrate check --profile calibrate/profiles/h200.json --runs " + runs + " --tolerance 0x10",
+            "gpuplan: --tolerance: expected a number in [0.001, 1e+06], got 0x10 (see --help)"},
            {"run --format xml scenarios/quickstart-gpt-350m.json", "gpuplan: --format: xml not in {table,json,md,csv} (see --help)"},
            {"comm --instance aws-p5en.48xlarge --nodes 1000000000",
             "gpuplan comm: at most 1,048,576 GPUs in all, got 8 x 1000000000"}}) {
@@ -1103,5 +1111,39 @@ TEST_CASE("app::cli: hostile input to ddp, fit, comm and history is one line and
   CHECK(j["command"] == "\xEF\xBF\xBD");  // the broken byte pair printed as U+FFFD
   CHECK(j["configs"][0]["results"].is_string());  // too deep to be JSON here: shown as the stored text
   CHECK(r.out.size() < 200000);  // it printed 2 x 20,000^2 bytes
+  fs::remove_all(dir);
+}
+
+TEST_CASE("app::cli: catalog ids are plain names and one id is defined once per catalog folder", "[cli]") {
+  const auto dir = fs::temp_directory_path() / ("gpuplan-ids-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy("catalogs", dir / "cat");
+  // A second file of the folder redefining an instance: it won or lost by file-name order, without a word.
+  const auto read = [](const char* f) { return nlohmann::json::parse(std::ifstream(f), nullptr, true, true); };
+  const auto instances = read("catalogs/instances.json"), gpus = read("catalogs/gpus.json");
+  nlohmann::json inst;
+  for (const auto& e : instances["instances"])
+    if (e["id"] == "coreweave-8x-h200") inst = e;
+  REQUIRE(inst.is_object());
+  std::ofstream(dir / "cat" / "zzz.json") << nlohmann::json{{"instances", {inst}}}.dump();
+  auto r = gpuplan("--catalog-dir " + (dir / "cat").string() + " validate scenarios/quickstart-gpt-350m.json");
+  CHECK(r.code == 2);
+  CHECK(r.out == (dir / "cat" / "zzz.json").string() +
+                     ":/instances/0/id: duplicate id \"coreweave-8x-h200\": another file of the catalog folder defines "
+                     "it (--catalog FILE overrides)\n");
+  fs::remove(dir / "cat" / "zzz.json");
+  // Ids that broke the table (a newline), the CSV column (empty) and the SVG (BEL) are refused.
+  const std::string over = (dir / "over.json").string();
+  for (const std::string& id : {std::string(""), std::string("a\\nb"), std::string("x\\u0007"), std::string(101, 'g')}) {
+    auto g = gpus["gpus"][0];
+    g["id"] = nlohmann::json::parse("\"" + id + "\"");
+    std::ofstream(over) << nlohmann::json{{"gpus", {g}}}.dump();
+    r = gpuplan("--catalog " + over + " validate scenarios/quickstart-gpt-350m.json");
+    INFO(id << "\n" << r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out.find(over + ":/gpus/0/id: expected an id of 1 to 100 letters, digits and . _ - + /, got ") !=
+          std::string::npos);
+  }
   fs::remove_all(dir);
 }
