@@ -3,6 +3,7 @@
 #include <cmath>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -30,6 +31,37 @@ CLI::Validator finite_range(double lo, double hi) {
       desc.str());
 }
 
+namespace {
+// "unknown command \"X\"; expected one of ..." when the words name no subcommand where one is required (CLI11
+// said only "A subcommand is required", without the word it did not know).
+std::optional<std::string> unknown_command(CLI::App& root, int argc, char** argv) {
+  CLI::App* app = &root;
+  std::string path = "gpuplan";
+  for (int i = 1; i < argc; ++i) {
+    const std::string t = argv[i];
+    if (t.rfind("-", 0) == 0) {  // an option; skip its value when it takes one and it is not given with '='
+      const CLI::Option* opt = t.find('=') == std::string::npos ? app->get_option_no_throw(t) : nullptr;
+      if (opt && opt->get_type_size() > 0) ++i;
+      continue;
+    }
+    CLI::App* sub = nullptr;
+    for (CLI::App* c : app->get_subcommands({}))
+      if (c->check_name(t)) sub = c;
+    if (sub) {
+      app = sub;
+      path += " " + t;
+      continue;
+    }
+    if (app->get_require_subcommand_min() == 0) return std::nullopt;
+    std::string names;
+    for (const CLI::App* c : app->get_subcommands({}))
+      names += (names.empty() ? "" : ", ") + c->get_name();
+    return path + ": unknown command \"" + t + "\"; expected one of " + names;
+  }
+  return std::nullopt;
+}
+}  // namespace
+
 int run_cli(int argc, char** argv) {
   CLI::App root{"gpuplan: how many GPUs, of which kind, for a training job; what it costs and whether it pays off"};
   root.set_version_flag("--version", std::string("gpuplan ") + GPUPLAN_VERSION);
@@ -52,6 +84,10 @@ int run_cli(int argc, char** argv) {
     root.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return root.exit(e);  // --help, --version
+    if (const auto unknown = unknown_command(root, argc, argv)) {
+      std::cerr << *unknown << " (see --help)\n";
+      return kExitBadInput;
+    }
     // One line, as for every other bad input (CLI11's own adds a second, "Run with --help ...").
     std::cerr << "gpuplan: " << e.what() << " (see --help)\n";
     return kExitBadInput;

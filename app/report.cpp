@@ -187,7 +187,11 @@ std::string render_csv(const std::vector<ConfigOutcome>& all) {
 std::string render_md(const std::vector<ConfigOutcome>& all, const std::string& name,
                       std::optional<double> deadline) {
   std::ostringstream os;
-  os << "# " << (name.empty() ? "gpuplan run" : name) << "\n\n";
+  // A name is one heading line: control characters (a newline would end the heading) become spaces.
+  std::string title = name.empty() ? "gpuplan run" : name;
+  for (char& ch : title)
+    if (static_cast<unsigned char>(ch) < 0x20 || ch == '\x7f') ch = ' ';
+  os << "# " << title << "\n\n";
   os << "| id | GPUs | cluster | step (s) | step, 80% range (s) | samples/s | time to train (h) | cost | cost, 80% range "
         "| $/1k steps | GPU busy | MFU | GiB/GPU | fits | bottleneck |"
      << (any_sweep(all) ? " sweep |" : "") << "\n";
@@ -195,12 +199,16 @@ std::string render_md(const std::vector<ConfigOutcome>& all, const std::string& 
      << "\n";
   for (const auto& c : all) {
     const auto& r = c.result;
-    os << "| " << c.job.id << " | " << c.job.cluster.total_gpus() << " | " << cluster_label(c.job) << " | "
-       << sig3(r.step_time.value()) << " | " << sig3(r.step_time_p10.value()) << "-" << sig3(r.step_time_p90.value())
-       << " | " << sig3(r.throughput_samples_per_s) << " | " << sig3(r.time_to_train.hours()) << " | "
-       << money(r.cost.value()) << " | " << money(r.cost_p10.value()) << "-" << money(r.cost_p90.value()) << " | "
-       << money(r.cost_per_1k_steps.value()) << " | " << fixed(100 * r.gpu_busy_frac, 0) << "% | "
-       << fixed(100 * r.mfu, 0) << "% | " << fixed(r.memory_per_gpu.gib(), 1) << " | " << (r.fits ? "yes" : "no")
+    os << "| " << c.job.id << " | " << c.job.cluster.total_gpus() << " | " << cluster_label(c.job) << " | ";
+    if (r.fits)
+      os << sig3(r.step_time.value()) << " | " << sig3(r.step_time_p10.value()) << "-" << sig3(r.step_time_p90.value())
+         << " | " << sig3(r.throughput_samples_per_s) << " | " << sig3(r.time_to_train.hours()) << " | "
+         << money(r.cost.value()) << " | " << money(r.cost_p10.value()) << "-" << money(r.cost_p90.value()) << " | "
+         << money(r.cost_per_1k_steps.value()) << " | " << fixed(100 * r.gpu_busy_frac, 0) << "% | "
+         << fixed(100 * r.mfu, 0) << "% | ";
+    else  // as the terminal table: a configuration that does not fit has no timings or cost
+      os << "- | - | - | - | - | - | - | - | - | ";
+    os << fixed(r.memory_per_gpu.gib(), 1) << " | " << (r.fits ? "yes" : "no")
        << " | " << r.bottleneck << " |" << (any_sweep(all) ? " " + c.sweep_label + " |" : "") << "\n";
   }
   int best = pick_best(all, deadline);

@@ -919,6 +919,12 @@ TEST_CASE("app::cli: hostile input files give one line and exit 2, never a crash
            {"calibrate check --profile calibrate/profiles/h200.json --runs " + runs + " --tolerance 0x10",
             "gpuplan: --tolerance: expected a number in [0.001, 1e+06], got 0x10 (see --help)"},
            {"run --format xml scenarios/quickstart-gpt-350m.json", "gpuplan: --format: xml not in {table,json,md,csv} (see --help)"},
+           // A word that names no command (it said only "A subcommand is required").
+           {"--catalog-dir catalogs frobnicate",
+            "gpuplan: unknown command \"frobnicate\"; expected one of validate, run, catalog, history, calibrate, comm "
+            "(see --help)"},
+           {"calibrate chek", "gpuplan calibrate: unknown command \"chek\"; expected one of check, fit, convs, comm, ddp "
+                              "(see --help)"},
            {"comm --instance aws-p5en.48xlarge --nodes 1000000000",
             "gpuplan comm: at most 1,048,576 GPUs in all, got 8 x 1000000000"}}) {
     const auto r = gpuplan(c.args);
@@ -1146,4 +1152,29 @@ TEST_CASE("app::cli: catalog ids are plain names and one id is defined once per 
           std::string::npos);
   }
   fs::remove_all(dir);
+}
+
+TEST_CASE("app::cli: the Markdown report shows no timings for a configuration that does not fit, as the table", "[cli]") {
+  // scenarios/gpt-1.3b-memory-limit.json: micro-batch 48 ran out of memory on the H200 (held-out set 15).
+  auto r = gp::test::run_gpuplan("run scenarios/gpt-1.3b-memory-limit.json --no-db -q --format md", true);
+  REQUIRE(r.code == 0);
+  std::istringstream in(r.out);
+  std::string line, oom;
+  while (std::getline(in, line))
+    if (line.rfind("| c0004 |", 0) == 0) oom = line;
+  REQUIRE(!oom.empty());
+  CHECK(oom.find("| coreweave-8x-h200 | - | - | - | - | - | - | - | - | - | ") != std::string::npos);
+  CHECK(oom.find("| no | out-of-memory |") != std::string::npos);
+  // A scenario name is one heading line, whatever control characters it holds.
+  const auto path = fs::temp_directory_path() / ("gpuplan-md-" + std::to_string(::getpid()) + ".json");
+  {
+    std::ifstream src("scenarios/quickstart-gpt-350m.json");
+    auto doc = nlohmann::json::parse(src, nullptr, true, true);
+    doc["name"] = "two\nlines\u0007";
+    std::ofstream(path) << doc.dump();
+  }
+  r = gp::test::run_gpuplan("run " + path.string() + " --no-db -q --format md", true);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.rfind("# two lines \n\n| id |", 0) == 0);
+  fs::remove(path);
 }
