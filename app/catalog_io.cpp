@@ -298,7 +298,8 @@ Catalog load_catalogs(const std::string& dir, const std::vector<std::string>& ov
   std::vector<std::string> files;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    diags.add(dir, "", "catalog folder not found");
+    diags.add(dir, "", fs::exists(dir, ec) ? "is a file, not a catalog folder (expected a folder such as catalogs/)"
+                                            : "catalog folder not found");
     return cat;
   }
   for (const auto& e : fs::directory_iterator(dir, ec)) {

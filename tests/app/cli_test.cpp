@@ -1139,6 +1139,10 @@ TEST_CASE("app::cli: catalog ids are plain names and one id is defined once per 
                      ":/instances/0/id: duplicate id \"coreweave-8x-h200\": another file of the catalog folder defines "
                      "it (--catalog FILE overrides)\n");
   fs::remove(dir / "cat" / "zzz.json");
+  // A file given as the folder (it said "catalog folder not found").
+  r = gpuplan("--catalog-dir catalogs/gpus.json validate scenarios/quickstart-gpt-350m.json");
+  CHECK(r.code == 2);
+  CHECK(r.out == "catalogs/gpus.json:/: is a file, not a catalog folder (expected a folder such as catalogs/)\n");
   // Ids that broke the table (a newline), the CSV column (empty) and the SVG (BEL) are refused.
   const std::string over = (dir / "over.json").string();
   for (const std::string& id : {std::string(""), std::string("a\\nb"), std::string("x\\u0007"), std::string(101, 'g')}) {
