@@ -9,8 +9,11 @@ Modes:
             `gpuplan calibrate check --profile calibrate/profiles/h200.json --runs FILE --tolerance 100`
   catalog   set one or two numbers of a catalog entry (same id, so it overrides) to 1e-300, 0, -1, 1e300, ... and
             run an example scenario with `gpuplan --catalog FILE run --no-db -q`
+  nccl      mutate the NCCL self-test file (calibrate/probes/results/nccl-selftest-*.json) and run
+            `gpuplan calibrate comm --nccl FILE --instance coreweave-8x-h200`
+  ddp       mutate two reference GPT records made 8-GPU DDP records and run `gpuplan calibrate ddp --runs FILE`
 
-Usage: python3 tools/fuzz_inputs.py [--mode scenario|records|catalog|all] [--cases N] [--seed S] [--bin PATH]
+Usage: python3 tools/fuzz_inputs.py [--mode scenario|records|catalog|nccl|ddp|all] [--cases N] [--seed S] [--bin PATH]
 A failing case is kept under --keep (default /tmp/gpuplan-fuzz) and printed; passing cases are deleted.
 """
 import argparse
@@ -75,7 +78,7 @@ def mutate_numbers(e, rng):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--mode", default="all", choices=("scenario", "records", "catalog", "all"))
+    ap.add_argument("--mode", default="all", choices=("scenario", "records", "catalog", "nccl", "ddp", "all"))
     ap.add_argument("--cases", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bin", default="build/gpuplan")
@@ -89,7 +92,10 @@ def main():
     recs = [json.loads(l) for f in ["calibrate/measured/h200-2026-12.jsonl"] +
             sorted(glob.glob("calibrate/probes/results/h*-holdout*.jsonl")) for l in open(f) if l.strip()]
     cats = {f: load_commented(f) for f in sorted(glob.glob("catalogs/*.json"))}
-    modes = ("scenario", "records", "catalog") if a.mode == "all" else (a.mode,)
+    nccl = json.load(open(sorted(glob.glob("calibrate/probes/results/nccl-selftest-*.json"))[0]))
+    gpt = [dict(r, gpus=8, nodes=1) for r in recs if r.get("model") == "gpt" and r.get("kind") == "train"
+           and r.get("data") == "synthetic-on-gpu"]
+    modes = ("scenario", "records", "catalog", "nccl", "ddp") if a.mode == "all" else (a.mode,)
     bad = 0
     for i in range(a.cases):
         mode = modes[i % len(modes)]
@@ -106,6 +112,18 @@ def main():
             open(fn, "w").write("\n".join(json.dumps(r) for r in o) + "\n")
             cmd = [a.bin, "calibrate", "check", "--profile", "calibrate/profiles/h200.json", "--runs", fn,
                    "--tolerance", "100"]
+        elif mode == "nccl":
+            o = copy.deepcopy(nccl)
+            mutate(o, rng)
+            fn = os.path.join(a.keep, f"case{i}-nccl.json")
+            json.dump(o, open(fn, "w"))
+            cmd = [a.bin, "calibrate", "comm", "--nccl", fn, "--instance", "coreweave-8x-h200"]
+        elif mode == "ddp":
+            o = [copy.deepcopy(rng.choice(gpt)) for _ in range(2)]
+            mutate(o, rng)
+            fn = os.path.join(a.keep, f"case{i}-ddp.jsonl")
+            open(fn, "w").write("\n".join(json.dumps(r) for r in o) + "\n")
+            cmd = [a.bin, "calibrate", "ddp", "--runs", fn]
         else:
             f = rng.choice(list(cats))
             top = next(k for k in cats[f] if isinstance(cats[f][k], list))
