@@ -8,6 +8,7 @@
 
 #include "app/cli.hpp"
 #include "app/json_reader.hpp"
+#include "app/output_file.hpp"
 
 namespace gp::app {
 
@@ -338,11 +339,8 @@ std::optional<Catalog> load_catalogs_or_report(const CliContext& ctx) {
 }
 
 std::vector<std::string> catalog_input_files(const CliContext& ctx) {
-  std::vector<std::string> files = ctx.catalog_overrides;
-  const std::string dir = ctx.catalog_dir.empty() ? default_catalog_dir() : ctx.catalog_dir;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-    if (e.path().extension() == ".json") files.push_back(e.path().string());
+  std::vector<std::string> files = json_files_in(ctx.catalog_dir.empty() ? default_catalog_dir() : ctx.catalog_dir);
+  files.insert(files.end(), ctx.catalog_overrides.begin(), ctx.catalog_overrides.end());
   return files;
 }
 

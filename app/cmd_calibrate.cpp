@@ -14,10 +14,11 @@
 #include "app/output_file.hpp"
 #include "app/profile_cache.hpp"
 #include "app/progress.hpp"
-#include "calibrate/loader_check.hpp"
 #include "calibrate/check.hpp"
 #include "calibrate/conv_check.hpp"
 #include "calibrate/fit.hpp"
+#include "calibrate/json_text.hpp"
+#include "calibrate/loader_check.hpp"
 #include "calibrate/profile_io.hpp"
 #include "calibrate/reference_runs.hpp"
 #include "models/profile_derive.hpp"
@@ -75,12 +76,8 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
   std::vector<std::string> inputs = catalog_input_files(ctx);  // --gpu reads the catalogs
   for (const auto* f : {&o.profile, &o.runs, &o.constants, &o.sim_constants}) inputs.push_back(*f);
   // ... and the files read by default: the profile folder's constants and sim constants, the project's.
-  for (const auto& dir : {std::filesystem::path(o.profile).parent_path().string(), default_profiles_dir()}) {
-    if (dir.empty()) continue;
-    std::error_code ec;
-    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-      if (e.path().extension() == ".json") inputs.push_back(e.path().string());
-  }
+  for (const auto& dir : {std::filesystem::path(o.profile).parent_path().string(), default_profiles_dir()})
+    for (auto& f : json_files_in(dir)) inputs.push_back(std::move(f));
   if (!outputs_ok({{o.plot, "the plot"}, {o.junit, "the JUnit report"}}, inputs))
     return kExitBadInput;
   std::vector<std::string> errors;
@@ -139,7 +136,7 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
                                         calibrate::loader_pipeline(*profile, k.cpu_all_core_slowdown), spread,
                                         o.check_host_cpu_scale);
   if (o.format == "json")
-    std::cout << calibrate::render_json(rep).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << calibrate::dump_json(calibrate::render_json(rep), 2) << "\n";
   else
     std::cout << calibrate::render_table(rep);
   if (!o.plot.empty()) {
@@ -166,7 +163,7 @@ int run_convs_command(const CalibrateOptions& o) {
   if (!report(errors)) return kExitBadInput;
   const auto summary = calibrate::summarize_convs(rows);
   if (o.format == "json")
-    std::cout << calibrate::render_conv_json(rows, summary).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << calibrate::dump_json(calibrate::render_conv_json(rows, summary), 2) << "\n";
   else
     std::cout << calibrate::render_conv_table(rows, summary);
   return kExitOk;
@@ -404,7 +401,7 @@ int run_fit_command(const CalibrateOptions& o) {
   for (const auto& r : res.records)
     std::cerr << r.id << "  measured " << r.measured_ms << "  fitted " << r.fitted_ms
               << (o.loo ? "  loo " + std::to_string(r.loo_ms) : "") << "\n";
-  const auto j = calibrate::constants_to_json(fc).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  const auto j = calibrate::dump_json(calibrate::constants_to_json(fc), 2);
   if (o.out.empty()) {
     std::cout << j << "\n";
   } else {

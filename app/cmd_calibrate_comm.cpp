@@ -7,6 +7,7 @@
 
 #include "app/catalog_io.hpp"
 #include "app/output_file.hpp"
+#include "calibrate/json_text.hpp"
 #include "calibrate/nccl_fit.hpp"
 #include "calibrate/nccl_io.hpp"
 
@@ -49,8 +50,8 @@ const InterconnectSpec* intra_link(const Catalog& cat, const CommCalOptions& o, 
 }
 
 int write_fit(const std::string& path, const nlohmann::ordered_json& j) {
-  if (const auto problem = write_output_file(path, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "the fit")) {
-    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";  // nothing lost: the fit goes to standard output instead
+  if (const auto problem = write_output_file(path, calibrate::dump_json(j, 2) + "\n", "the fit")) {
+    std::cout << calibrate::dump_json(j, 2) << "\n";  // nothing lost: the fit goes to standard output instead
     return bad(*problem + " (printed on standard output instead)");
   }
   return kExitOk;
@@ -75,7 +76,7 @@ int run(const CommCalOptions& o, CliContext& ctx) {
   const collective::Topology t = calibrate::single_node_topology(*intra, m->gpus);
   if (auto problem = collective::check(t)) return bad(*problem);
   const auto cal = calibrate::calibrate_comm(*m, t, Bytes::mib(64), o.tolerance);
-  if (o.format == "json") std::cout << calibrate::render_comm_json(cal, *m).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  if (o.format == "json") std::cout << calibrate::dump_json(calibrate::render_comm_json(cal, *m), 2) << "\n";
   else std::cout << calibrate::render_comm_table(cal, *m);
   if (!o.fit_out.empty()) {
     if (const int rc = write_fit(o.fit_out, calibrate::comm_fit_json(cal, *m, intra->id)); rc != kExitOk)

@@ -15,6 +15,7 @@
 #include "app/profile_cache.hpp"
 #include "calibrate/ddp_check.hpp"
 #include "calibrate/fit.hpp"
+#include "calibrate/json_text.hpp"
 #include "calibrate/profile_io.hpp"
 
 namespace gp::app {
@@ -120,7 +121,7 @@ int run(const DdpOptions& o, CliContext& ctx) {
   }
   const double mape = n ? sum / n : 0;
   const bool pass = n > 0 && mape <= o.tolerance;
-  if (o.format == "json") std::cout << to_json(rows, mape, n, o.tolerance, pass).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  if (o.format == "json") std::cout << calibrate::dump_json(to_json(rows, mape, n, o.tolerance, pass), 2) << "\n";
   else print_table(rows, mape, n, o.tolerance, pass);
   return pass ? kExitOk : kExitCheckFailed;
 }

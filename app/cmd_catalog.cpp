@@ -5,6 +5,7 @@
 #include "app/catalog_io.hpp"
 #include "app/cli.hpp"
 #include "app/json_reader.hpp"
+#include "calibrate/json_text.hpp"
 
 namespace gp::app {
 
@@ -97,7 +98,7 @@ void list(const Catalog& c, const std::string& kind, bool as_json) {
     }
   }
   if (as_json) {
-    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << calibrate::dump_json(out, 2) << "\n";
   } else {
     print_table(head, rows);
   }

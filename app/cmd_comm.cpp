@@ -16,6 +16,7 @@
 #include "app/output_file.hpp"
 #include "app/svg.hpp"
 #include "calibrate/check.hpp"
+#include "calibrate/json_text.hpp"
 #include "models/collective.hpp"
 
 namespace gp::app {
@@ -250,7 +251,7 @@ void print_json(const Cluster& c, const Sweep& s, const std::string& algo_name) 
                                 {"algorithm", algo_name},
                                 {"cluster", cluster_json(c)},
                                 {"rows", rows}};
-  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  std::cout << calibrate::dump_json(out, 2) << "\n";
 }
 
 // "8", "64K", "1M", "4G": a byte count in nccl-tests' binary units.

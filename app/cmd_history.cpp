@@ -154,7 +154,7 @@ void print_list(const std::vector<RunSummary>& runs, const HistoryOptions& opts,
                       {"best_cost_usd", number_or_null(r.best_cost_usd)},
                       {"best_config", r.best_config.empty() ? json(nullptr) : json(r.best_config)}});
     }
-    out << json{{"db", opts.db_path}, {"runs", list}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    out << calibrate::dump_json(json{{"db", opts.db_path}, {"runs", list}}, 2) << '\n';
     return;
   }
   if (runs.empty()) {
@@ -183,15 +183,15 @@ void print_run(const StoredRun& run, const HistoryOptions& opts, std::ostream& o
                          {"inputs", parsed_or_text(c.inputs_json)},
                          {"results", parsed_or_text(c.results_json)}});
     }
-    out << json{{"id", run.id},
+    out << calibrate::dump_json(json{{"id", run.id},
                 {"created_at", run.created_at},
                 {"scenario_path", run.scenario_path},
                 {"scenario_sha256", run.scenario_sha256},
                 {"gpuplan_version", run.gpuplan_version},
                 {"command", run.command},
                 {"scenario_text", run.scenario_text},
-                {"configs", configs}}
-                .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                                     {"configs", configs}},
+                                2)
         << '\n';
     return;
   }

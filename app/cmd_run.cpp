@@ -1,6 +1,4 @@
 // `gpuplan run FILE`: predicts every configuration of a scenario, prints the results and records the run.
-#include <filesystem>
-#include <system_error>
 #include <iostream>
 
 #include "app/catalog_io.hpp"
@@ -10,6 +8,7 @@
 #include "app/profile_cache.hpp"
 #include "app/progress.hpp"
 #include "app/store.hpp"
+#include "calibrate/json_text.hpp"
 
 namespace gp::app {
 
@@ -44,8 +43,8 @@ StoredRun to_stored(const Scenario& sc, const std::vector<ConfigOutcome>& all, c
     const auto& c = all[i];
     StoredConfig s;
     s.config_id = c.job.id;
-    s.inputs_json = sc.concrete[i].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    s.results_json = config_json(c).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    s.inputs_json = calibrate::dump_json(sc.concrete[i]);
+    s.results_json = calibrate::dump_json(config_json(c));
     s.gpus = c.job.cluster.total_gpus();
     s.instance = cluster_label(c.job);
     s.step_time_s = c.result.step_time.value();
@@ -68,9 +67,7 @@ void run(const RunOptions& o, CliContext& ctx) {
   // no output may overwrite an input (the scenario, a catalog, the results store).
   std::vector<std::string> inputs = catalog_input_files(ctx);
   inputs.push_back(o.file);
-  std::error_code ec;  // the GPU profiles and constants `run` reads (a --trace over h200.json replaced it)
-  for (const auto& e : std::filesystem::directory_iterator(default_profiles_dir(), ec))
-    if (e.path().extension() == ".json") inputs.push_back(e.path().string());
+  for (auto& f : json_files_in(default_profiles_dir())) inputs.push_back(std::move(f));  // profiles, constants
   if (!o.no_db) inputs.push_back(o.db);
   if (const auto problem =
           first_output_problem({{o.out, "the output"}, {o.plot, "the plot"}, {o.trace, "the trace"}}, inputs)) {

@@ -90,7 +90,7 @@ std::string pointer_escape(const std::string& key) {
 }
 
 std::string brief(const json& v) {
-  std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string s = v.dump();
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return s;
 }

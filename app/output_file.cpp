@@ -51,6 +51,15 @@ std::optional<std::string> first_output_problem(const std::vector<std::pair<std:
   return std::nullopt;
 }
 
+std::vector<std::string> json_files_in(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  if (!dir.empty())
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().extension() == ".json") files.push_back(e.path().string());
+  return files;
+}
+
 std::optional<std::string> write_output_file(const std::string& path, const std::string& text, const std::string& what) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return path + ": cannot write " + what + " (" + std::strerror(errno) + ")";

@@ -16,9 +16,14 @@ namespace gp::app {
 std::optional<std::string> output_problem(const std::string& path, const std::string& what,
                                           const std::vector<std::string>& inputs = {});
 
-// The first of `outputs` ({path, what}; empty paths skipped) that output_problem refuses, as its line.
+// The first of `outputs` ({path, what}; empty paths skipped) that output_problem refuses, or that names the same
+// file as an earlier output, as its line.
 std::optional<std::string> first_output_problem(const std::vector<std::pair<std::string, std::string>>& outputs,
                                                 const std::vector<std::string>& inputs);
+
+// Every *.json in `dir` (none when it is empty or not a folder): the catalogs, profiles and constants a command
+// reads from a folder, to pass as `inputs` above.
+std::vector<std::string> json_files_in(const std::string& dir);
 
 // Writes `text` to `path` in full. Nullopt on success, else the line to print: "PATH: cannot write WHAT (REASON)".
 std::optional<std::string> write_output_file(const std::string& path, const std::string& text, const std::string& what);

@@ -68,7 +68,7 @@ sim::SimConstants read_sim_constants(const std::string& path, std::vector<std::s
         std::ostringstream range;
         range << (lo_open ? "(" : "[") << lo << ", " << hi << "]";
         notes.push_back(path + ":/" + key + "/value: expected a number in " + range.str() + ", got " +
-                        doc[key]["value"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+                        doc[key]["value"].dump());
         return fallback;
       }
       return v;

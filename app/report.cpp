@@ -3,6 +3,7 @@
 #include "app/svg.hpp"
 
 #include "calibrate/check.hpp"
+#include "calibrate/json_text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -163,7 +164,7 @@ const std::vector<std::string> kBreakdownKeys = {"compute",    "dataloader_stall
 std::string cell_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "";
-  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return calibrate::dump_json(v);
 }
 
 std::string render_csv(const std::vector<ConfigOutcome>& all) {
@@ -324,7 +325,7 @@ std::string render(const std::vector<ConfigOutcome>& all, Format f, const std::s
       for (const auto& c : all) out["configs"].push_back(config_json(c));
       int best = pick_best(all, deadline_hours);
       out["best"] = best >= 0 ? json(all[static_cast<std::size_t>(best)].job.id) : json(nullptr);
-      return out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      return calibrate::dump_json(out, 2) + "\n";
     }
   }
   return "";
@@ -345,7 +346,7 @@ void flatten(const nlohmann::json& v, const std::string& path,
 std::string label_value(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "unset";
-  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return calibrate::dump_json(v);
 }
 
 }  // namespace

@@ -97,7 +97,7 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
     l.c_out = static_cast<int>(r.integer("c_out", true, 1, 1e6).value_or(0));
     l.groups = static_cast<int>(r.integer("groups", true, 1, 1e6).value_or(1));
     if (l.groups > 0 && l.c_in > 0 && l.c_out > 0 && (l.c_in % l.groups != 0 || l.c_out % l.groups != 0))
-      r.error("groups", "must divide c_in and c_out, got " + j["groups"].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+      r.error("groups", "must divide c_in and c_out, got " + j["groups"].dump());
     l.bias = r.boolean("bias", true).value_or(false);
     l.first = r.boolean("first", true).value_or(false);
     constexpr int kSide = 100000;

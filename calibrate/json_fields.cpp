@@ -31,12 +31,12 @@ std::optional<double> FieldReader::number(const std::string& key, bool required,
   }
   const auto& v = obj_[key];
   if (!v.is_number()) {
-    error(key, "expected a number, got " + v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    error(key, "expected a number, got " + v.dump());
     return std::nullopt;
   }
   const double x = v.get<double>();
   if (positive && !(x > 0)) {
-    error(key, "must be positive, got " + v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    error(key, "must be positive, got " + v.dump());
     return std::nullopt;
   }
   return x;
@@ -45,7 +45,7 @@ std::optional<double> FieldReader::number(const std::string& key, bool required,
 std::optional<double> FieldReader::non_negative(const std::string& key, bool required) {
   const auto x = number(key, required);
   if (x && *x < 0) {
-    error(key, "must be zero or positive, got " + obj_[key].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    error(key, "must be zero or positive, got " + obj_[key].dump());
     return std::nullopt;
   }
   return x;
@@ -63,7 +63,7 @@ std::string num(double x) {  // whole numbers in full ("10000000", not "1e+07")
 std::optional<double> FieldReader::integer(const std::string& key, bool required, double lo, double hi) {
   const auto x = number(key, required);
   if (x && !(*x >= lo && *x <= hi && std::floor(*x) == *x)) {
-    error(key, "must be an integer in [" + num(lo) + ", " + num(hi) + "], got " + obj_[key].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    error(key, "must be an integer in [" + num(lo) + ", " + num(hi) + "], got " + obj_[key].dump());
     return std::nullopt;
   }
   return x;
@@ -83,16 +83,25 @@ std::optional<std::pair<int, int>> FieldReader::integer_pair(const std::string& 
     return d >= lo && d <= hi && std::floor(d) == d;
   };
   if (!v.is_array() || v.size() != 2 || !whole(v[0]) || !whole(v[1])) {
-    error(key, "must be " + expected + ", got " + v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    error(key, "must be " + expected + ", got " + v.dump());
     return std::nullopt;
   }
   return std::pair<int, int>{static_cast<int>(v[0].get<double>()), static_cast<int>(v[1].get<double>())};
 }
 
+std::optional<double> FieldReader::number_in(const std::string& key, bool required, double lo, double hi) {
+  const auto x = number(key, required);
+  if (x && !(*x >= lo && *x <= hi)) {
+    error(key, "must be a number in [" + num(lo) + ", " + num(hi) + "], got " + obj_[key].dump());
+    return std::nullopt;
+  }
+  return x;
+}
+
 std::optional<double> FieldReader::positive_at_most(const std::string& key, bool required, double hi) {
   const auto x = number(key, required);
   if (x && !(*x > 0 && *x <= hi)) {
-    error(key, "must be a number in (0, " + num(hi) + "], got " + obj_[key].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    error(key, "must be a number in (0, " + num(hi) + "], got " + obj_[key].dump());
     return std::nullopt;
   }
   return x;
@@ -105,7 +114,7 @@ std::optional<std::string> FieldReader::string(const std::string& key, bool requ
   }
   const auto& v = obj_[key];
   if (!v.is_string()) {
-    error(key, "expected a string, got " + v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    error(key, "expected a string, got " + v.dump());
     return std::nullopt;
   }
   return v.get<std::string>();
@@ -118,7 +127,7 @@ std::optional<bool> FieldReader::boolean(const std::string& key, bool required) 
   }
   const auto& v = obj_[key];
   if (!v.is_boolean()) {
-    error(key, "expected true or false, got " + v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    error(key, "expected true or false, got " + v.dump());
     return std::nullopt;
   }
   return v.get<bool>();
@@ -134,7 +143,7 @@ std::optional<FieldReader> FieldReader::object(const std::string& key, bool requ
     return FieldReader(empty, where_, pointer(key), errors_);
   }
   if (!obj_[key].is_object()) {
-    error(key, "expected an object, got " + obj_[key].dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    error(key, "expected an object, got " + obj_[key].dump());
     return std::nullopt;
   }
   return FieldReader(obj_[key], where_, pointer(key), errors_);

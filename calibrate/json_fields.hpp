@@ -30,6 +30,8 @@ class FieldReader {
   std::optional<double> integer(const std::string& key, bool required, double lo, double hi);
   // Required / optional number in (0, hi] ("must be a number in (0, hi], got X").
   std::optional<double> positive_at_most(const std::string& key, bool required, double hi);
+  // Required / optional number in [lo, hi] ("must be a number in [lo, hi], got X").
+  std::optional<double> number_in(const std::string& key, bool required, double lo, double hi);
   // Required / optional pair of whole numbers in [lo, hi], as `shape` names them ("[height, width]"): "must be
   // SHAPE, two integers in [lo, hi], got X".
   std::optional<std::pair<int, int>> integer_pair(const std::string& key, bool required, int lo, int hi,

@@ -30,6 +30,13 @@ struct JsonTextError {
 // Parses JSON text (comments allowed when `comments`). Nullopt with `err` set on any problem.
 std::optional<nlohmann::json> parse_json_text(const std::string& text, bool comments, JsonTextError& err);
 
+// JSON text for output (`indent` as nlohmann's dump): bytes that are not UTF-8 (a path, a row of a results store
+// edited by hand) become U+FFFD instead of throwing. Input files never need it: the parser rejects such bytes.
+template <class Json>
+std::string dump_json(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 // For JSON-lines files (runs, probe results): when `text` is one JSON document spread over several lines (a profile,
 // a pretty-printed record), the one problem line saying so, "PATH: is one JSON document over N lines, not JSON
 // lines (one record per line, as EXAMPLE)"; nullopt otherwise.

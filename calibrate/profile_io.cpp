@@ -77,7 +77,7 @@ std::optional<GpuProfile> parse_profile(const nlohmann::json& doc, const std::st
     p.l2 = Bytes(dev->number("l2_bytes", false).value_or(0));
     if (dev->has("cc")) {
       const auto& cc = dev->json()["cc"];
-      p.cc = cc.is_string() ? cc.get<std::string>() : cc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      p.cc = cc.is_string() ? cc.get<std::string>() : cc.dump();
     }
   }
   parse_gemm(doc, file, p, errors);

@@ -1093,7 +1093,7 @@ TEST_CASE("app::cli: hostile input to ddp, fit, comm and history is one line and
   CHECK(r.code == 2);
   CHECK(r.out == runs + ":1:/parallel: expected a string, got 5\n" + runs +
                      ":2:/nodes: must be an integer in [1, 1048576], got 4294967297\n" + runs +
-                     ":3:/step_ms: must be at least 0.001 ms, got 1e-300\n");
+                     ":3:/step_ms: must be a number in [0.001, 86400000], got 1e-300\n");
 
   // calibrate fit --out naming one of its --ckpt-cpu inputs is refused, the input intact.
   const std::string ckpt = (dir / "ckpt.jsonl").string();

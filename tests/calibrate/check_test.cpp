@@ -417,7 +417,7 @@ TEST_CASE("calibrate::reference_runs: corrupted input fields are named with thei
        "/image_hw: must be [height, width], two integers in [1, 100000], got [-5,3]"},
       // Found by a review (2026-12-07): a measured step of 1e308 ms made an infinite error and MAPE; a DDP
       // record's gpus "8" read as one GPU; a bucket of 1e-300 MiB made millions of buckets.
-      {R"("batch":256,"num_workers":8,"step_ms":1e308)", "/step_ms: must be a number in (0, 86400000], got 1e+308"},
+      {R"("batch":256,"num_workers":8,"step_ms":1e308)", "/step_ms: must be a number in [0.001, 86400000], got 1e+308"},
       {R"("batch":256,"num_workers":8,"params":1e308)", "/params: must be a number in (0, 100000000000000], got 1e+308"},
       {R"("batch":256,"num_workers":8,"gpus":"8")", "/gpus: expected a number, got \"8\""},
       {R"("batch":256,"num_workers":8,"bucket_cap_mb":1e-300)", "/bucket_cap_mb: must be at least 0.01 MiB, got 1e-300"},

@@ -212,9 +212,9 @@ TEST_CASE("calibrate::nccl_io: every problem of a bad document is reported with 
   const std::vector<std::string> expect = {
       "x.json:/nccl/ops/all_reduce/1/bytes: must be an integer in [1, 17592186044416], got 1e+300",
       "x.json:/nccl/ops/all_reduce/2/bytes: must be an integer in [1, 17592186044416], got 8.5",
-      "x.json:/nccl/ops/all_reduce/3/time_us: must be at least 0.001 us, got 1e-300",
-      "x.json:/nccl/ops/all_reduce/4/time_us: must be a number in (0, 1000000000], got 1e+300",
-      "x.json:/nccl/ops/all_reduce/5/busbw_GBps: must be zero or positive, got -1",
+      "x.json:/nccl/ops/all_reduce/3/time_us: must be a number in [0.001, 1000000000], got 1e-300",
+      "x.json:/nccl/ops/all_reduce/4/time_us: must be a number in [0.001, 1000000000], got 1e+300",
+      "x.json:/nccl/ops/all_reduce/5/busbw_GBps: must be a number in [0, 1000000], got -1",
       "x.json:/nccl/ops/all_reduce/6/algbw_GBps: must be a number in [0, 1000000], got 1000000000.0"};
   CHECK(errors == expect);  // the last row (busbw 0.00, as nccl-tests prints for tiny sizes) is fine
 
