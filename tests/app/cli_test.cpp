@@ -1182,3 +1182,32 @@ TEST_CASE("app::cli: the Markdown report shows no timings for a configuration th
   CHECK(r.out.rfind("# two lines \n\n| id |", 0) == 0);
   fs::remove(path);
 }
+
+TEST_CASE("app::cli: files read by default are inputs: run keeps its profiles, check reports broken sim constants", "[cli]") {
+  // A scratch project folder (catalogs, profiles, a scenario), so that a regression overwrites copies only.
+  const auto dir = fs::temp_directory_path() / ("gpuplan-defaults-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "calibrate");
+  fs::copy("catalogs", dir / "catalogs");
+  fs::copy("calibrate/profiles", dir / "calibrate" / "profiles");
+  fs::copy_file("scenarios/quickstart-gpt-350m.json", dir / "q.json");
+  const auto profile = dir / "calibrate" / "profiles" / "h200.json";
+  const auto size = fs::file_size(profile);
+  // `run` reads calibrate/profiles/ of its folder; a --trace over h200.json replaced the profile (exit 0), and
+  // later runs fell back to a provisional one.
+  const auto in_dir = [&](const std::string& args) {
+    return gp::test::run_gpuplan("--version >/dev/null && cd " + dir.string() + " && " + GPUPLAN_BINARY + " " + args);
+  };
+  auto r = in_dir("run q.json --no-db -q --trace calibrate/profiles/h200.json");
+  CHECK(r.code == 2);
+  CHECK(r.out == "calibrate/profiles/h200.json: cannot write the trace there: it is an input of this command "
+                 "(calibrate/profiles/h200.json)\n");
+  CHECK(fs::file_size(profile) == size);
+  // A broken sim-constants.json beside the profile was ignored without a word by calibrate check.
+  std::ofstream(dir / "calibrate" / "profiles" / "sim-constants.json") << "<xml/>";
+  r = gpuplan("calibrate check --profile " + profile.string() + " --runs calibrate/measured/h200-2026-12.jsonl");
+  CHECK(r.code == 2);
+  CHECK(r.out == (dir / "calibrate" / "profiles" / "sim-constants.json").string() +
+                     ":1:1: not valid JSON: syntax error while parsing value - invalid literal; last read: '<'\n");
+  fs::remove_all(dir);
+}
