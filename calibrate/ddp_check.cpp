@@ -63,7 +63,8 @@ JobConfig ddp_job(const RunRecord& rec, const ClusterConfig& node, int gpus, dou
 std::string unsupported(const RunRecord& rec, int gpus, const ClusterConfig& node) {
   const auto& in = rec.input;
   if (in.value("parallel", std::string("ddp")) != "ddp") return "parallel other than ddp";
-  if (in.contains("nodes") && (!in["nodes"].is_number_integer() || in["nodes"].get<int>() != 1))
+  // Validated on reading as a whole number; 1.0 is one node, as record_gpus reads 8.0 as 8 GPUs.
+  if (in.contains("nodes") && in["nodes"].is_number() && in["nodes"].get<double>() != 1)
     return "more than one node";
   if (gpus < 1) return "gpus must be a positive integer";
   if (node.instance && gpus > node.instance->gpus) return "more GPUs than the node has";

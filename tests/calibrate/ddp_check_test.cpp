@@ -129,6 +129,9 @@ TEST_CASE("calibrate::ddp_check: records it cannot express say why", "[calibrate
   const auto d = f.predict(record(multi));
   CHECK_FALSE(d.step_ms);
   CHECK(d.reason == "more than one node");
+  auto one = line;  // one node written as 1.0 is one node
+  one.replace(one.find(R"("nodes": 1)"), 10, R"("nodes": 1.0)");
+  CHECK(f.predict(record(one)).step_ms);
   auto fsdp = line;
   fsdp.replace(fsdp.find(R"("parallel": "ddp")"), 17, R"("parallel": "fsdp")");
   const auto e = f.predict(record(fsdp));
