@@ -1,5 +1,7 @@
 // `gpuplan run FILE`: predicts every configuration of a scenario, prints the results and records the run.
+#include <cctype>
 #include <iostream>
+#include <optional>
 
 #include "app/catalog_io.hpp"
 #include "app/cli.hpp"
@@ -16,7 +18,7 @@ namespace {
 
 struct RunOptions {
   std::string file;
-  std::string format = "table";
+  std::string format;  // empty: from the --out file's extension, else table
   std::string out;
   std::string db = "gpuplan.db";
   bool no_db = false;
@@ -30,6 +32,40 @@ Format parse_format(const std::string& f) {
   if (f == "md") return Format::md;
   if (f == "csv") return Format::csv;
   return Format::table;
+}
+
+// Lower-case extension of a path's file name, without the dot ("" when it has none).
+std::string extension_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const auto dot = name.find_last_of('.');
+  if (dot == std::string::npos || dot == 0) return {};
+  std::string ext = name.substr(dot + 1);
+  for (auto& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return ext;
+}
+
+// The format `run` writes: --format when given, else the one the --out file's extension names (r.json, r.csv,
+// r.md), else the table. A file named for a format that run does not write (r.xlsx, r.html), or for another one
+// than --format asks for, is refused: the file would not open in the program its name promises.
+std::optional<std::string> resolve_format(const RunOptions& o, std::string* format) {
+  const std::string ext = o.out.empty() ? std::string() : extension_of(o.out);
+  std::string named;
+  if (ext == "json") named = "json";
+  else if (ext == "csv") named = "csv";
+  else if (ext == "md" || ext == "markdown") named = "md";
+  else if (ext == "txt" || ext == "text") named = "table";
+  else if (ext == "xlsx" || ext == "xls" || ext == "ods" || ext == "html" || ext == "htm" || ext == "pdf" ||
+           ext == "parquet" || ext == "svg" || ext == "db" || ext == "sqlite") {
+    return "--out " + o.out + ": gpuplan run writes table, json, md or csv, not ." + ext +
+           " (name the file .txt, .json, .md or .csv; --plot writes an SVG)";
+  }
+  if (!o.format.empty() && !named.empty() && named != o.format) {
+    return "--out " + o.out + " names a ." + ext + " file but --format is " + o.format +
+           " (leave --format out to write what the name says)";
+  }
+  *format = !o.format.empty() ? o.format : !named.empty() ? named : "table";
+  return std::nullopt;
 }
 
 StoredRun to_stored(const Scenario& sc, const std::vector<ConfigOutcome>& all, const std::string& command) {
@@ -75,6 +111,20 @@ void run(const RunOptions& o, CliContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
+  std::string format;
+  if (const auto problem = resolve_format(o, &format)) {
+    std::cerr << *problem << "\n";
+    ctx.exit_code = kExitBadInput;
+    return;
+  }
+  if (!o.plot.empty()) {
+    const std::string ext = extension_of(o.plot);
+    if (!ext.empty() && ext != "svg") {
+      std::cerr << "--plot " << o.plot << ": the plot is an SVG image, not ." << ext << " (name the file .svg)\n";
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+  }
   Diagnostics diags;
   auto sc = load_scenario(o.file, *cat, diags);
   if (!sc) {
@@ -89,6 +139,22 @@ void run(const RunOptions& o, CliContext& ctx) {
   eo.warnings = &notes;
   std::string trace_error;
   eo.trace_error = &trace_error;
+  // The business inputs are checked but nothing reads them yet: say so rather than let a planner believe that
+  // the recommendation weighed them.
+  for (const auto& doc : sc->concrete) {
+    const auto roi = doc.find("roi");
+    if (roi == doc.end() || !roi->is_object()) continue;
+    std::string unused;
+    int count = 0;
+    for (const char* key : {"value_per_run_usd", "runs_per_year", "discount_rate", "horizon_years"}) {
+      if (roi->contains(key)) unused += std::string(count++ ? ", " : "") + "roi." + key;
+    }
+    if (count > 0) {
+      notes.push_back(unused + (count > 1 ? " are" : " is") + " checked but not used yet: gpuplan does not compute NPV, IRR or payback; "
+                      "only roi.deadline_hours shapes the recommendation");
+      break;
+    }
+  }
   auto results = evaluate(*sc, *cat, eo);
   if (!trace_error.empty()) std::cerr << trace_error << "\n";  // the run's exit code says it at the end
   // What the prediction rests on (derived profiles, simplifications): once each, on stderr.
@@ -108,7 +174,7 @@ void run(const RunOptions& o, CliContext& ctx) {
   }
   std::optional<double> deadline;
   if (!sc->configs.empty()) deadline = sc->configs.front().roi.deadline_hours;
-  std::string text = render(results, parse_format(o.format), sc->name.empty() ? sc->path : sc->name, deadline, run_id);
+  std::string text = render(results, parse_format(format), sc->name.empty() ? sc->path : sc->name, deadline, run_id);
   if (o.out.empty()) {
     std::cout << text;
   } else {
@@ -141,7 +207,7 @@ void add_run_command(CLI::App& root, CliContext& ctx) {
   static RunOptions o;
   auto* cmd = root.add_subcommand("run", "Predict every configuration of a scenario and record the run");
   cmd->add_option("FILE", o.file, "Scenario file")->required();
-  cmd->add_option("--format", o.format, "table, json, md or csv")->check(CLI::IsMember({"table", "json", "md", "csv"}));
+  cmd->add_option("--format", o.format, "table, json, md or csv (default: what the --out name says, else table)")->check(CLI::IsMember({"table", "json", "md", "csv"}));
   cmd->add_option("--out", o.out, "Write the output to FILE instead of standard output")->type_name("FILE");
   cmd->add_option("--db", o.db, "SQLite results store (default ./gpuplan.db)")->type_name("FILE");
   cmd->add_flag("--no-db", o.no_db, "Do not record the run");

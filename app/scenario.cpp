@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 
 namespace gp::app {
@@ -549,11 +550,25 @@ std::optional<Scenario> load_scenario_text(const std::string& text, const std::s
   if (doc->contains("description") && (*doc)["description"].is_string()) sc.description = (*doc)["description"];
 
   std::set<std::string> seen;
+  // Pricing fields that a configuration's plan does not read: field -> (first pointer, read by some configuration).
+  std::map<std::string, std::pair<std::string, bool>> plan_fields;
+  std::set<std::optional<double>> deadlines;
   for (std::size_t i = 0; i < points->size(); ++i) {
     const SweepPoint& pt = (*points)[i];
     Diagnostics local;
     Parser parser{catalog, name, local};
     JobConfig job = parser.parse(pt.doc);
+    deadlines.insert(job.roi.deadline_hours);
+    if (const auto pricing = pt.doc.find("pricing"); pricing != pt.doc.end() && pricing->is_object()) {
+      const bool onprem = job.pricing.plan == PricingPlan::on_prem;
+      for (const char* key : {"price_per_gpu_hour", "capex_per_node_usd", "depreciation_years", "residual_fraction",
+                              "electricity_usd_per_kwh", "pue", "staff_usd_per_year"}) {
+        if (!pricing->contains(key)) continue;
+        const bool read = (std::string(key) == "price_per_gpu_hour") != onprem;
+        auto [it, fresh] = plan_fields.try_emplace(key, pt.original_pointer(std::string("/pricing/") + key), read);
+        if (!fresh) it->second.second = it->second.second || read;
+      }
+    }
     for (const auto& d : local.items()) {
       Diagnostic fixed = d;
       fixed.pointer = pt.original_pointer(d.pointer);
@@ -579,6 +594,23 @@ std::optional<Scenario> load_scenario_text(const std::string& text, const std::s
       if (std::find(sc.sweep_dims.begin(), sc.sweep_dims.end(), dotted) == sc.sweep_dims.end())
         sc.sweep_dims.push_back(dotted);
     }
+  }
+  for (const auto& [key, where] : plan_fields) {
+    if (where.second) continue;
+    if (key == "price_per_gpu_hour") {
+      diags.add(name, where.first, "does not apply to \"plan\": \"on-prem\", whose price is the TCO of "
+                                   "\"capex_per_node_usd\", power and staff; remove it or choose another plan");
+    } else {
+      diags.add(name, where.first, "applies only to \"plan\": \"on-prem\" and no configuration of this scenario "
+                                   "is on-prem; remove it or set the plan");
+    }
+  }
+  if (deadlines.size() > 1) {
+    const auto roi = doc->find("roi");
+    const bool whole = roi != doc->end() && roi->is_array();
+    diags.add(name, whole ? "/roi" : "/roi/deadline_hours",
+              "one deadline per scenario, not a list: the recommendation is the cheapest configuration within "
+              "it (run the scenario once per deadline)");
   }
   if (!diags.empty()) return std::nullopt;
   return sc;

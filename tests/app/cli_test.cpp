@@ -935,6 +935,66 @@ TEST_CASE("app::cli: hostile input files give one line and exit 2, never a crash
   fs::remove_all(dir);
 }
 
+TEST_CASE("app::cli: run writes the format its --out name says and refuses a name for a format it does not write",
+          "[cli]") {
+  const auto dir = fs::temp_directory_path() / ("gpuplan-outfmt-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string sc = "scenarios/quickstart-gpt-350m.json";
+  // r.xlsx used to receive the plain-text table (exit 0): a file that no spreadsheet opens.
+  for (const auto& [name, ext] : std::vector<std::pair<std::string, std::string>>{{"r.xlsx", "xlsx"}, {"r.HTML", "html"}}) {
+    const auto out = (dir / name).string();
+    const auto r = gpuplan("run --no-db -q --out " + out + " " + sc);
+    CHECK(r.code == 2);
+    CHECK(r.out == "--out " + out + ": gpuplan run writes table, json, md or csv, not ." + ext +
+                       " (name the file .txt, .json, .md or .csv; --plot writes an SVG)\n");
+    CHECK_FALSE(fs::exists(out));
+  }
+  // Without --format the name decides: r.csv holds CSV and r.json parses as JSON with one row per configuration.
+  auto r = gpuplan("run --no-db -q --out " + (dir / "r.csv").string() + " " + sc);
+  CHECK(r.code == 0);
+  std::ifstream csv(dir / "r.csv");
+  std::string header;
+  std::getline(csv, header);
+  CHECK(header.rfind("id,gpus,", 0) == 0);
+  r = gpuplan("run --no-db -q --out " + (dir / "r.json").string() + " " + sc);
+  CHECK(r.code == 0);
+  std::ifstream js(dir / "r.json");
+  const auto doc = nlohmann::json::parse(js, nullptr, false);
+  REQUIRE_FALSE(doc.is_discarded());
+  CHECK(doc.at("configs").size() == 4);
+  // A --format that contradicts the name, or a plot that is not named .svg, is refused before the work.
+  r = gpuplan("run --no-db -q --format json --out " + (dir / "x.csv").string() + " " + sc);
+  CHECK(r.code == 2);
+  CHECK(r.out == "--out " + (dir / "x.csv").string() +
+                     " names a .csv file but --format is json (leave --format out to write what the name says)\n");
+  CHECK_FALSE(fs::exists(dir / "x.csv"));
+  r = gpuplan("run --no-db -q --plot " + (dir / "p.png").string() + " " + sc);
+  CHECK(r.code == 2);
+  CHECK(r.out == "--plot " + (dir / "p.png").string() + ": the plot is an SVG image, not .png (name the file .svg)\n");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("app::cli: run says that the business inputs of roi are not used yet", "[cli]") {
+  const auto dir = fs::temp_directory_path() / ("gpuplan-roi-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const auto sc = (dir / "roi.json").string();
+  std::ofstream(sc) << R"({"workload": {"model": "gpt-350m", "micro_batch": 8, "steps": 1000},
+    "cluster": {"instance": "aws-p5en.48xlarge", "nodes": 1},
+    "roi": {"deadline_hours": 24, "value_per_run_usd": 5000, "discount_rate": 0.08}})";
+  auto r = gpuplan("run --no-db --format csv " + sc);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("note: roi.value_per_run_usd, roi.discount_rate are checked but not used yet: gpuplan does not "
+                   "compute NPV, IRR or payback; only roi.deadline_hours shapes the recommendation\n") !=
+        std::string::npos);
+  // Without them, no such note.
+  std::ofstream(sc) << R"({"workload": {"model": "gpt-350m", "micro_batch": 8, "steps": 1000},
+    "cluster": {"instance": "aws-p5en.48xlarge", "nodes": 1}, "roi": {"deadline_hours": 24}})";
+  r = gpuplan("run --no-db --format csv " + sc);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("not used yet") == std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("app::cli: outputs are checked before the work and never overwrite an input", "[cli]") {
   const auto dir = fs::temp_directory_path() / ("gpuplan-outputs-" + std::to_string(::getpid()));
   fs::create_directories(dir);

@@ -84,6 +84,21 @@ TEST_CASE("app::scenario: each class of bad input is reported with file, path an
   CHECK(files >= 7);
 }
 
+TEST_CASE("app::scenario: on-prem cost fields are accepted when some configuration of a sweep is on-prem",
+          "[scenario][sweep]") {
+  // Cloud against on-prem in one sweep: the on-prem fields are read by the on-prem half, the rate by the cloud half.
+  Diagnostics d;
+  auto sc = load_scenario_text(R"({"workload": {"model": "gpt-350m", "micro_batch": 8, "steps": 1000},
+      "cluster": {"gpu": "h100-sxm", "gpus_per_node": 8, "intra_node": "nvlink4-h100", "nodes": 1},
+      "pricing": {"plan": ["on-demand", "on-prem"], "price_per_gpu_hour": 3, "capex_per_node_usd": 300000,
+                  "electricity_usd_per_kwh": 0.1, "pue": 1.3}})",
+                               "mix.json", catalog(), d);
+  INFO(d.render());
+  REQUIRE(sc.has_value());
+  REQUIRE(sc->configs.size() == 2);
+  CHECK(sc->configs[1].pricing.plan == PricingPlan::on_prem);
+}
+
 TEST_CASE("app::scenario: all problems are reported, not only the first", "[scenario]") {
   Diagnostics d;
   load_scenario_text(R"({"workload": {"model": "nope", "micro_batch": 0, "steps": -1},
