@@ -31,6 +31,11 @@ CLI::Validator finite_range(double lo, double hi) {
       desc.str());
 }
 
+CLI::Validator non_empty() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string { return s.empty() ? "expected a value, got an empty string" : ""; }, "");
+}
+
 namespace {
 // "unknown command \"X\"; expected one of ..." when the words name no subcommand where one is required (CLI11
 // said only "A subcommand is required", without the word it did not know).
@@ -68,9 +73,9 @@ int run_cli(int argc, char** argv) {
   root.require_subcommand(1);
   root.fallthrough();
   CliContext ctx;
-  root.add_option("--catalog", ctx.catalog_overrides, "Catalog FILE adding or overriding entries (repeatable)")
+  root.add_option("--catalog", ctx.catalog_overrides, "Catalog FILE adding or overriding entries (repeatable)")->check(non_empty())
       ->type_name("FILE");
-  root.add_option("--catalog-dir", ctx.catalog_dir, "Folder of catalog files (default: catalogs/)")
+  root.add_option("--catalog-dir", ctx.catalog_dir, "Folder of catalog files (default: catalogs/)")->check(non_empty())
       ->type_name("DIR");
 
   add_validate_command(root, ctx);

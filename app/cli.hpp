@@ -31,6 +31,9 @@ void add_comm_command(CLI::App& root, CliContext& ctx);
 // A CLI11 check for a finite number in [lo, hi]: CLI::Range lets NaN through ("nan" parses as a double).
 CLI::Validator finite_range(double lo, double hi);
 
+// A CLI11 check that a value (a path, a record id) is not empty: `--trace ""` used to mean "no trace", silently.
+CLI::Validator non_empty();
+
 // Parses argv, runs the chosen command, returns the process exit code. Never throws.
 int run_cli(int argc, char** argv);
 

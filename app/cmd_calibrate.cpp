@@ -422,22 +422,22 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   auto opts = std::make_shared<CalibrateOptions>();
 
   auto* check = cal->add_subcommand("check", "Predict every train record of a runs file and compare");
-  check->add_option("--profile", opts->profile, "GPU profile JSON (gpuplan-profile/1)")->required();
-  check->add_option("--runs", opts->runs, "measured runs, JSON lines")->required();
-  check->add_option("--constants", opts->constants, "fitted constants (default: fit-<profile>.json beside it)");
+  check->add_option("--profile", opts->profile, "GPU profile JSON (gpuplan-profile/1)")->check(non_empty())->required();
+  check->add_option("--runs", opts->runs, "measured runs, JSON lines")->check(non_empty())->required();
+  check->add_option("--constants", opts->constants, "fitted constants (default: fit-<profile>.json beside it)")->check(non_empty());
   check->add_option("--tolerance", opts->tolerance, "step-time MAPE tolerance in percent (default 10)")
       ->check(finite_range(0.001, 1e6));
   check->add_option("--format", opts->format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  check->add_option("--plot", opts->plot, "write an SVG scatter of predicted vs measured step time");
+  check->add_option("--plot", opts->plot, "write an SVG scatter of predicted vs measured step time")->check(non_empty());
   check->add_option("--junit", opts->junit,
-                    "write a JUnit XML report for CI test reporters: the MAPE gate, each OOM disagreement, each step")
+                    "write a JUnit XML report for CI test reporters: the MAPE gate, each OOM disagreement, each step")->check(non_empty())
       ->type_name("FILE");
   check->add_option("--record-tolerance", opts->record_tolerance,
                     "in the JUnit report, a record's step fails beyond this error in percent (default 25)")
       ->check(finite_range(0.0, 1e6));
-  check->add_option("--ops", opts->ops, "print the operator breakdown of the record with this id, and nothing else");
+  check->add_option("--ops", opts->ops, "print the operator breakdown of the record with this id, and nothing else")->check(non_empty());
   check->add_option("--sim-constants", opts->sim_constants,
-                    "simulation constants for the data-loader records (default: sim-constants.json beside the profile)");
+                    "simulation constants for the data-loader records (default: sim-constants.json beside the profile)")->check(non_empty());
   check->add_option("--gpu", opts->gpu,
                     "catalog GPU the runs were measured on (e.g. h100-sxm): its profile is derived from --profile "
                     "by datasheet ratios, as `run` derives it");
@@ -448,22 +448,22 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
   check->callback([opts, &ctx] { ctx.exit_code = run_check_command(*opts, ctx); });
 
   auto* fit = cal->add_subcommand("fit", "Fit the compute model's global constants over measured runs");
-  fit->add_option("--profile", opts->profile, "GPU profile JSON")->required();
-  fit->add_option("--runs", opts->fit_runs, "measured runs, JSON lines; repeat for several sessions (fitted together)")
+  fit->add_option("--profile", opts->profile, "GPU profile JSON")->check(non_empty())->required();
+  fit->add_option("--runs", opts->fit_runs, "measured runs, JSON lines; repeat for several sessions (fitted together)")->check(non_empty())
       ->required();
-  fit->add_option("--out", opts->out, "write the constants here (default: stdout)");
+  fit->add_option("--out", opts->out, "write the constants here (default: stdout)")->check(non_empty());
   fit->add_flag("--host-cpu-scale", opts->host_cpu_scale,
                 "fit one CPU speed factor per --runs file after the first (its host); the constants are the first's");
   fit->add_option("--kernel-classes", opts->kernel_classes,
-                  "kernel-class constants to hold fixed (tools/fit_kernel_classes.py output)");
+                  "kernel-class constants to hold fixed (tools/fit_kernel_classes.py output)")->check(non_empty());
   fit->add_option("--nchw-classes", opts->nchw_classes,
-                  "NCHW kernel-class constants to carry along (tools/fit_nchw_classes.py output)");
+                  "NCHW kernel-class constants to carry along (tools/fit_nchw_classes.py output)")->check(non_empty());
   fit->add_option("--probe-classes", opts->probe_classes,
                   "pooling, first-convolution, per-channel-sum, grouped-convolution and roll constants to hold fixed "
-                  "(tools/fit_probe_classes.py output)");
+                  "(tools/fit_probe_classes.py output)")->check(non_empty());
   fit->add_option("--conv-probe", opts->conv_probe,
                   "single convolutions timed alone (tools/probe_conv_layout.py output): the bf16 / fp16 convolution "
-                  "efficiency is matched to them, alternating with the fit until it settles, and held fixed");
+                  "efficiency is matched to them, alternating with the fit until it settles, and held fixed")->check(non_empty());
   // The same probe in another dtype (tools/probe_conv_layout.py --DTYPE --nhwc-only): that dtype's convolution
   // efficiency is matched to it once, after the fit.
   for (auto [dtype, path, extra] : {std::tuple{"fp16", &opts->conv_probe_fp16, ""},
@@ -475,14 +475,14 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
                         extra);
   fit->add_option("--depthwise-probe", opts->depthwise_probes,
                   "depthwise convolutions timed alone in tf32 / fp32 (tools/probe_conv_layout.py --depthwise-only), "
-                  "fitted with the TF32 probe's into the fp32-tensor depthwise law (repeatable)");
+                  "fitted with the TF32 probe's into the fp32-tensor depthwise law (repeatable)")->check(non_empty());
   fit->add_option("--ckpt-cpu", opts->ckpt_cpu,
                   "GPT steps timed with and without activation checkpointing on one host (tools/measure_ckpt_cpu.py "
                   "output; repeatable, any runs file with checkpointed steps): the CPU cost per recomputed call is "
-                  "fitted to the checkpointed ones, after the fit");
+                  "fitted to the checkpointed ones, after the fit")->check(non_empty());
   fit->add_option("--oom-runs", opts->oom_runs,
                   "runs near the GPU's memory limit, some out of memory (repeatable): the out-of-memory rule's share "
-                  "of the largest tensor and reserve are fitted to their verdicts and the --runs verdicts");
+                  "of the largest tensor and reserve are fitted to their verdicts and the --runs verdicts")->check(non_empty());
   fit->add_flag("--loo", opts->loo, "also report the leave-one-out error (one refit per record)");
   fit->add_flag("--loso", opts->loso, "also report leave-one-session-out errors (needs two or more --runs)");
   fit->add_flag("--gemm-loo", opts->gemm_loo, "also report the GEMM surface's leave-one-out error (slow)");
@@ -491,9 +491,9 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
 
   auto* convs = cal->add_subcommand(
       "convs", "Time single convolutions with the model and compare with tools/probe_conv_layout.py's measurements");
-  convs->add_option("--profile", opts->profile, "GPU profile JSON")->required();
-  convs->add_option("--constants", opts->constants, "fitted constants (default: fit-<profile>.json beside it)");
-  convs->add_option("--probe", opts->probe, "probe results, JSON lines (calibrate/probes/results/conv-layout-*.jsonl)")
+  convs->add_option("--profile", opts->profile, "GPU profile JSON")->check(non_empty())->required();
+  convs->add_option("--constants", opts->constants, "fitted constants (default: fit-<profile>.json beside it)")->check(non_empty());
+  convs->add_option("--probe", opts->probe, "probe results, JSON lines (calibrate/probes/results/conv-layout-*.jsonl)")->check(non_empty())
       ->required();
   convs->add_option("--layout", opts->layout, "nhwc (channels-last), nchw or both (default nhwc)")
       ->check(CLI::IsMember({"nhwc", "nchw", "both"}));

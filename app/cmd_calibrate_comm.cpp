@@ -92,14 +92,14 @@ void add_calibrate_comm_command(CLI::App* calibrate, CliContext& ctx) {
   auto o = std::make_shared<CommCalOptions>();
   auto* cmd = calibrate->add_subcommand(
       "comm", "Compare measured NCCL collectives (gpuplan-probe --nccl-only) with the collective model; fit it");
-  cmd->add_option("--nccl", o->nccl, "measured collectives JSON (gpuplan-nccl/1)")->required()->type_name("FILE");
+  cmd->add_option("--nccl", o->nccl, "measured collectives JSON (gpuplan-nccl/1)")->check(non_empty())->required()->type_name("FILE");
   cmd->add_option("--instance", o->instance, "catalog instance whose intra-node link the GPUs share")
       ->required()
       ->type_name("ID");
   cmd->add_option("--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}));
   cmd->add_option("--tolerance", o->tolerance, "all-reduce busbw tolerance at >= 64 MiB, percent (default 10)")
       ->check(finite_range(0.001, 1e6));
-  cmd->add_option("--fit-out", o->fit_out, "write the fitted latency/efficiency per algorithm here (JSON)")
+  cmd->add_option("--fit-out", o->fit_out, "write the fitted latency/efficiency per algorithm here (JSON)")->check(non_empty())
       ->type_name("FILE");
   cmd->callback([o, &ctx] { ctx.exit_code = run(*o, ctx); });
   add_calibrate_ddp_command(calibrate, ctx);

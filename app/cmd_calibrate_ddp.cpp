@@ -132,11 +132,11 @@ void add_calibrate_ddp_command(CLI::App* calibrate, CliContext& ctx) {
   auto o = std::make_shared<DdpOptions>();
   auto* cmd = calibrate->add_subcommand(
       "ddp", "Predict measured multi-GPU DDP train records through the step simulation and compare");
-  cmd->add_option("--runs", o->runs, "measured runs, JSON lines (tools/measure_ddp.py)")->required();
+  cmd->add_option("--runs", o->runs, "measured runs, JSON lines (tools/measure_ddp.py)")->check(non_empty())->required();
   cmd->add_option("--instance", o->instance, "catalog instance of the measured node (default coreweave-8x-h200)")
       ->type_name("ID");
-  cmd->add_option("--profile", o->profile, "GPU profile JSON (default calibrate/profiles/h200.json)");
-  cmd->add_option("--constants", o->constants, "fitted constants (default: fit-<profile>.json beside it)");
+  cmd->add_option("--profile", o->profile, "GPU profile JSON (default calibrate/profiles/h200.json)")->check(non_empty());
+  cmd->add_option("--constants", o->constants, "fitted constants (default: fit-<profile>.json beside it)")->check(non_empty());
   cmd->add_option("--tolerance", o->tolerance, "step-time MAPE tolerance over gpus > 1, percent (default 10)")
       ->check(finite_range(0.001, 1e6));
   cmd->add_option("--format", o->format, "table or json")->check(CLI::IsMember({"table", "json"}));

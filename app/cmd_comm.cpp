@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "app/catalog_io.hpp"
 #include "app/cli.hpp"
@@ -57,23 +58,33 @@ void fail(CliContext& ctx, const std::string& msg) {
   ctx.exit_code = kExitBadInput;
 }
 
-// nccl-tests' -b/-e sizes: an integer with an optional K, M, G or T suffix (binary multiples, case-insensitive).
+// nccl-tests' -b/-e sizes (parsesize in its src/common.cu): a number, decimals allowed ("1.5M", "1e3"), with
+// an optional K, M or G suffix (binary multiples, case-insensitive; T too), the fraction of a byte dropped.
+// nccl-tests ignores what follows the suffix; here only "B" or "iB" may ("64KB", "64KiB"). At most 1 TiB, past
+// any GPU's memory.
+constexpr std::uint64_t kMaxCommBytes = std::uint64_t{1} << 40;
+
 std::optional<std::uint64_t> parse_size(const std::string& s) {
-  std::size_t i = 0;
-  std::uint64_t v = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-    if (v > (UINT64_MAX - 9) / 10) return std::nullopt;
-    v = v * 10 + static_cast<std::uint64_t>(s[i++] - '0');
+  if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '.')) return std::nullopt;
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(s, &used);
+  } catch (const std::exception&) {
+    return std::nullopt;
   }
-  if (i == 0) return std::nullopt;
-  int shift = 0;
-  if (i < s.size()) {
-    const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(s[i++])));
-    shift = c == 'K' ? 10 : c == 'M' ? 20 : c == 'G' ? 30 : c == 'T' ? 40 : -1;
-    if (shift < 0 || i != s.size()) return std::nullopt;
+  const std::string rest = s.substr(used);
+  double unit = 1;
+  if (!rest.empty()) {
+    const char c = static_cast<char>(std::toupper(static_cast<unsigned char>(rest[0])));
+    unit = c == 'K' ? 0x1p10 : c == 'M' ? 0x1p20 : c == 'G' ? 0x1p30 : c == 'T' ? 0x1p40 : c == 'B' ? 1 : 0;
+    const std::string after = rest.substr(1);
+    const bool bytes_suffix = after.empty() || (c != 'B' && (after == "B" || after == "b" || after == "iB"));
+    if (unit == 0 || !bytes_suffix) return std::nullopt;
   }
-  if (shift > 0 && v > (UINT64_MAX >> shift)) return std::nullopt;
-  return v << shift;
+  const double bytes = std::floor(v * unit);
+  if (!std::isfinite(bytes) || bytes < 0 || bytes > static_cast<double>(kMaxCommBytes)) return std::nullopt;
+  return static_cast<std::uint64_t>(bytes);
 }
 
 ByteRate node_line_rate(const InterconnectSpec& net) { return net.bw_per_gpu * net.ports_per_node; }
@@ -92,6 +103,11 @@ std::optional<Cluster> from_instance(const Catalog& cat, const CommOptions& o, C
   const InstanceSpec* inst = Catalog::find(cat.instances, o.instance);
   if (!inst) {
     fail(ctx, "unknown instance \"" + o.instance + "\" (see `gpuplan catalog list instances`)");
+    return std::nullopt;
+  }
+  if (o.gpus_per_node != 0 && o.gpus_per_node != inst->gpus) {
+    fail(ctx, "--gpus-per-node goes with --gpu: instance \"" + inst->id + "\" has " + std::to_string(inst->gpus) +
+                  " GPUs per node, got --gpus-per-node " + std::to_string(o.gpus_per_node));
     return std::nullopt;
   }
   Cluster c;
@@ -181,6 +197,11 @@ std::optional<Cluster> resolve_cluster(const Catalog& cat, const CommOptions& o,
     fail(ctx, *problem);
     return std::nullopt;
   }
+  if (c->topo.ranks() < 2) {
+    fail(ctx, "a collective needs at least 2 GPUs and " + c->label + " has 1 (give --nodes N, or --gpus-per-node N "
+              "with --gpu)");
+    return std::nullopt;
+  }
   return c;
 }
 
@@ -190,6 +211,23 @@ std::uint64_t element_count(Op op, std::uint64_t bytes, int ranks) {
   const std::uint64_t elements = bytes / 4;
   const bool per_rank = op == Op::all_gather || op == Op::reduce_scatter || op == Op::all_to_all;
   return per_rank ? elements / static_cast<std::uint64_t>(ranks) : elements;
+}
+
+// The sizes of the sweep as nccl-tests prints and moves them: float elements, and for the per-rank operations
+// (all-gather, reduce-scatter, all-to-all) a whole number of elements per rank, (count / ranks) x ranks x 4 bytes
+// (nccl-tests' *GetCollByteCount). A size that leaves no element per rank is skipped, and a size equal to the
+// previous one after rounding is not repeated.
+std::vector<std::uint64_t> sweep_sizes(Op op, std::uint64_t min_bytes, std::uint64_t max_bytes, int ranks) {
+  std::vector<std::uint64_t> out;
+  const bool per_rank = op == Op::all_gather || op == Op::reduce_scatter || op == Op::all_to_all;
+  const auto n = static_cast<std::uint64_t>(ranks);
+  for (std::uint64_t b = min_bytes; b <= max_bytes; b *= 2) {
+    const std::uint64_t count = b / 4;
+    const std::uint64_t bytes = per_rank ? count / n * n * 4 : count * 4;
+    if (bytes > 0 && (out.empty() || out.back() != bytes)) out.push_back(bytes);
+    if (b > max_bytes / 2) break;
+  }
+  return out;
 }
 
 nlohmann::ordered_json cluster_json(const Cluster& c) {
@@ -225,18 +263,17 @@ void print_table(const Cluster& c, const Sweep& s, const std::string& algo_name)
               t.nodes > 1 ? (", " + c.network_id).c_str() : "", algo_name.c_str());
   std::printf("#%15s %13s %7s %13s %10s %8s %8s\n", "size", "count", "type", "algo", "time", "algbw", "busbw");
   std::printf("#%15s %13s %7s %13s %10s %8s %8s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)");
-  for (std::uint64_t b = s.min_bytes; b <= s.max_bytes; b *= 2) {
+  for (const std::uint64_t b : sweep_sizes(s.op, s.min_bytes, s.max_bytes, t.ranks())) {
     const auto r = collective::estimate(s.op, Bytes(static_cast<double>(b)), t, s.algo);
     std::printf("%16llu %13llu %7s %13s %10.2f %8.2f %8.2f\n", static_cast<unsigned long long>(b),
                 static_cast<unsigned long long>(element_count(s.op, b, t.ranks())), "float",
                 collective::to_string(r.algorithm), r.time.us(), r.algbw.gbps(), r.busbw.gbps());
-    if (b > s.max_bytes / 2) break;
   }
 }
 
 void print_json(const Cluster& c, const Sweep& s, const std::string& algo_name) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (std::uint64_t b = s.min_bytes; b <= s.max_bytes; b *= 2) {
+  for (const std::uint64_t b : sweep_sizes(s.op, s.min_bytes, s.max_bytes, c.topo.ranks())) {
     const auto r = collective::estimate(s.op, Bytes(static_cast<double>(b)), c.topo, s.algo);
     rows.push_back({{"bytes", b},
                     {"count", element_count(s.op, b, c.topo.ranks())},
@@ -245,7 +282,6 @@ void print_json(const Cluster& c, const Sweep& s, const std::string& algo_name) 
                     {"time_us", r.time.us()},
                     {"algbw_gbps", r.algbw.gbps()},
                     {"busbw_gbps", r.busbw.gbps()}});
-    if (b > s.max_bytes / 2) break;
   }
   nlohmann::ordered_json out = {{"op", collective::to_string(s.op)},
                                 {"algorithm", algo_name},
@@ -273,10 +309,9 @@ std::string render_comm_plot(const Cluster& c, const Sweep& s) {
     std::string algo;
   };
   std::vector<Pt> pts;
-  for (std::uint64_t b = s.min_bytes; b <= s.max_bytes; b *= 2) {
+  for (const std::uint64_t b : sweep_sizes(s.op, s.min_bytes, s.max_bytes, c.topo.ranks())) {
     const auto r = collective::estimate(s.op, Bytes(static_cast<double>(b)), c.topo, s.algo);
     pts.push_back({static_cast<double>(b), r.busbw.gbps(), r.algbw.gbps(), collective::to_string(r.algorithm)});
-    if (b > s.max_bytes / 2) break;
   }
   double top_bw = 0;
   for (const auto& p : pts) top_bw = std::max({top_bw, p.busbw, p.algbw});
@@ -357,11 +392,11 @@ std::optional<Sweep> parse_sweep(const CommOptions& o, CliContext& ctx) {
   auto lo = parse_size(o.min_bytes);
   auto hi = parse_size(o.max_bytes);
   if (!lo || *lo == 0) {
-    fail(ctx, "--min-bytes must be a positive size like 8, 64K, 1M or 4G, got \"" + o.min_bytes + "\"");
+    fail(ctx, "--min-bytes must be a positive size up to 1T like 8, 64K, 1.5M or 4G, got \"" + o.min_bytes + "\"");
     return std::nullopt;
   }
   if (!hi) {
-    fail(ctx, "--max-bytes must be a size like 8, 64K, 1M or 4G, got \"" + o.max_bytes + "\"");
+    fail(ctx, "--max-bytes must be a size up to 1T like 8, 64K, 1.5M or 4G, got \"" + o.max_bytes + "\"");
     return std::nullopt;
   }
   if (*hi < *lo) {
@@ -397,6 +432,12 @@ void run_comm(const CommOptions& o, CliContext& ctx) {
   }
   auto cluster = resolve_cluster(*cat, o, ctx);
   if (!cluster) return;
+  if (sweep_sizes(sweep->op, sweep->min_bytes, sweep->max_bytes, cluster->topo.ranks()).empty()) {
+    fail(ctx, std::string(collective::to_string(sweep->op)) + " over " + std::to_string(cluster->topo.ranks()) +
+                  " GPUs moves at least one float per GPU (" + std::to_string(4 * cluster->topo.ranks()) +
+                  " bytes); --max-bytes " + o.max_bytes + " is below that");
+    return;
+  }
   if (o.format == "json") print_json(*cluster, *sweep, o.algo);
   else print_table(*cluster, *sweep, o.algo);
   if (!o.plot.empty()) {
@@ -431,7 +472,7 @@ void add_comm_command(CLI::App& root, CliContext& ctx) {
   cmd->add_option("--max-bytes", opts->max_bytes, "Largest message, e.g. 1G, 4G (default 4G)")->type_name("B");
   cmd->add_option("--algo", opts->algo, "ring|tree|hierarchical|nvls|direct|auto (default auto)")->type_name("ALGO");
   cmd->add_option("--format", opts->format, "table|json (default table)")->type_name("FMT");
-  cmd->add_option("--plot", opts->plot, "Write an SVG of bus and algorithm bandwidth against message size")
+  cmd->add_option("--plot", opts->plot, "Write an SVG of bus and algorithm bandwidth against message size")->check(non_empty())
       ->type_name("FILE");
   cmd->callback([opts, &ctx] { run_comm(*opts, ctx); });
 }

@@ -273,7 +273,7 @@ void add_history_command(CLI::App& root, CliContext& ctx) {
   auto opts = std::make_shared<HistoryOptions>();
   auto show = std::make_shared<std::int64_t>(0);
   auto* cmd = root.add_subcommand("history", "List past runs recorded in the results store");
-  cmd->add_option("--db", opts->db_path, "SQLite results store")->capture_default_str();
+  cmd->add_option("--db", opts->db_path, "SQLite results store")->check(non_empty())->capture_default_str();
   cmd->add_option("--limit", opts->limit, "Most recent runs to list (0: all)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000000));

@@ -208,14 +208,14 @@ void add_run_command(CLI::App& root, CliContext& ctx) {
   auto* cmd = root.add_subcommand("run", "Predict every configuration of a scenario and record the run");
   cmd->add_option("FILE", o.file, "Scenario file")->required();
   cmd->add_option("--format", o.format, "table, json, md or csv (default: what the --out name says, else table)")->check(CLI::IsMember({"table", "json", "md", "csv"}));
-  cmd->add_option("--out", o.out, "Write the output to FILE instead of standard output")->type_name("FILE");
-  cmd->add_option("--db", o.db, "SQLite results store (default ./gpuplan.db)")->type_name("FILE");
+  cmd->add_option("--out", o.out, "Write the output to FILE instead of standard output")->check(non_empty())->type_name("FILE");
+  cmd->add_option("--db", o.db, "SQLite results store (default ./gpuplan.db)")->check(non_empty())->type_name("FILE");
   cmd->add_flag("--no-db", o.no_db, "Do not record the run");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress bar");
   cmd->add_option("--trace", o.trace,
-                  "Write the first 3 steps of up to 16 ranks (and the straggler) as Chrome trace JSON (Perfetto)")
+                  "Write the first 3 steps of up to 16 ranks (and the straggler) as Chrome trace JSON (Perfetto)")->check(non_empty())
       ->type_name("FILE");
-  cmd->add_option("--plot", o.plot, "Write an SVG of time to train against cost, one point per configuration")
+  cmd->add_option("--plot", o.plot, "Write an SVG of time to train against cost, one point per configuration")->check(non_empty())
       ->type_name("FILE");
   cmd->callback([&ctx] { run(o, ctx); });
 }

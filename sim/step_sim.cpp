@@ -104,11 +104,18 @@ SimTime ns(Seconds s) { return to_sim_time(s); }
 
 // FSDP / ZeRO-3 forward of one micro-batch: L units, each needing its all-gather (one comm stream,
 // gathers prefetched back to back) before its compute. Returns the phase's duration.
-SimTime sharded_forward(SimTime compute, const CommWork& c) {
+// `spans`, when given, receives each collective as (start, end, name) relative to the phase's start (for --trace).
+struct CommSpan {
+  SimTime begin, end;
+  const char* name;
+};
+
+SimTime sharded_forward(SimTime compute, const CommWork& c, std::vector<CommSpan>* spans = nullptr) {
   const int L = c.layer_units;
   const SimTime unit = compute / L, ag = ns(c.unit_allgather);
   SimTime comm = 0, comp = 0;
   for (int i = 0; i < L; ++i) {
+    if (spans) spans->push_back({comm, comm + ag, "parameter all-gather"});
     comm += ag;
     comp = std::max(comp, comm) + unit;
   }
@@ -117,18 +124,22 @@ SimTime sharded_forward(SimTime compute, const CommWork& c) {
 
 // Backward: units in reverse; before each unit's compute its re-gather, after it the reduce-scatter of
 // its gradients; the gather of the next unit is issued before that reduce-scatter (prefetch).
-SimTime sharded_backward(SimTime compute, const CommWork& c) {
+SimTime sharded_backward(SimTime compute, const CommWork& c, std::vector<CommSpan>* spans = nullptr) {
   const int L = c.layer_units;
   const SimTime unit = compute / L, ag = ns(c.unit_allgather), rs = ns(c.unit_reduce_scatter);
   SimTime comm = ag, comp = 0, ag_end = ag;
+  if (spans) spans->push_back({0, ag, "parameter all-gather"});
   for (int i = L - 1; i >= 0; --i) {
     SimTime next_ag_end = 0;
     if (i > 0) {
+      if (spans) spans->push_back({comm, comm + ag, "parameter all-gather"});
       comm += ag;
       next_ag_end = comm;
     }
     comp = std::max(comp, ag_end) + unit;
-    comm = std::max(comm, comp) + rs;
+    const SimTime rs_begin = std::max(comm, comp);
+    comm = rs_begin + rs;
+    if (spans) spans->push_back({rs_begin, comm, "gradient reduce-scatter"});
     ag_end = next_ag_end;
   }
   return std::max({comp, comm, compute});
@@ -278,9 +289,11 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
         });
       }
       SimTime df = pf + ns(K.tp_forward), db = pb + ns(K.tp_backward);
+      std::vector<CommSpan> fwd_comm, bwd_comm;  // filled only for the traced ranks' traced steps
+      const bool trace_comm = r->traced && s < sh->opt->trace_steps;
       if (K.layer_units > 0) {
-        df = sharded_forward(pf, K) + ns(K.tp_forward);
-        db = sharded_backward(pb, K) + ns(K.tp_backward);
+        df = sharded_forward(pf, K, trace_comm ? &fwd_comm : nullptr) + ns(K.tp_forward);
+        db = sharded_backward(pb, K, trace_comm ? &bwd_comm : nullptr) + ns(K.tp_backward);
       }
       fwd_sum += pf;
       bwd_sum += pb;
@@ -291,6 +304,7 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
         hidden += std::max(0.0, comm - exposed);
       }
       sh->span(*r, "forward", TraceLane::gpu, sim.now(), df, s);
+      for (const auto& c : fwd_comm) sh->span(*r, c.name, TraceLane::comm, sim.now() + c.begin, c.end - c.begin, s);
       co_await sim.delay(df);
       if (k == m - 1 && !K.grad_buckets.empty()) {
         StepGroup& g = sh->grads[static_cast<std::size_t>(s)];
@@ -307,6 +321,7 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
         }
       }
       sh->span(*r, "backward", TraceLane::gpu, sim.now(), db, s);
+      for (const auto& c : bwd_comm) sh->span(*r, c.name, TraceLane::comm, sim.now() + c.begin, c.end - c.begin, s);
       co_await sim.delay(db);
       if (K.pp_stages > 1 && K.pp_p2p.value() > 0) {
         sh->span(*r, "pipeline send/recv", TraceLane::comm, sim.now(), ns(K.pp_p2p), s);

@@ -13,6 +13,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace {
 
@@ -33,12 +35,75 @@ int count_lines(const std::string& s, bool data_only) {
 }  // namespace
 
 TEST_CASE("app::comm: table doubles from 8 B to 4 GiB by default", "[cli][comm]") {
-  const Run r = gpuplan_comm("--instance aws-p5.48xlarge --op allgather");
+  Run r = gpuplan_comm("--instance aws-p5.48xlarge");
   REQUIRE(r.code == 0);
   CHECK(count_lines(r.out, true) == 30);  // 2^3 .. 2^32
   CHECK(r.out.find("\n               8 ") != std::string::npos);
   CHECK(r.out.find("\n      4294967296 ") != std::string::npos);
   CHECK(r.out.find("busbw") != std::string::npos);
+  // All-gather over 8 GPUs moves whole floats per GPU: 8 and 16 B hold none, so the table starts at 32 B.
+  r = gpuplan_comm("--instance aws-p5.48xlarge --op allgather");
+  REQUIRE(r.code == 0);
+  CHECK(count_lines(r.out, true) == 28);  // 2^5 .. 2^32
+  CHECK(r.out.find("\n              32             1 ") != std::string::npos);  // count: floats per rank
+}
+
+TEST_CASE("app::comm: sizes are rounded to whole floats per rank as nccl-tests does", "[cli][comm]") {
+  // nccl-tests' AllGatherGetCollByteCount: count = bytes / 4, per-rank count = count / ranks, size printed and
+  // moved = per-rank count x ranks x 4. 24 ranks: 1 KiB -> 256 / 24 = 10 -> 960 B; 2 KiB -> 21 -> 2016 B.
+  const Run r = gpuplan_comm("--instance aws-p5.48xlarge --nodes 3 --op allgather --min-bytes 1K --max-bytes 2K "
+                             "--format json",
+                             true);
+  REQUIRE(r.code == 0);
+  const auto rows = nlohmann::json::parse(r.out).at("rows");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].at("bytes") == 960);
+  CHECK(rows[0].at("count") == 10);
+  CHECK(rows[1].at("bytes") == 2016);
+  CHECK(rows[1].at("count") == 21);
+  // algbw is the rounded size over the time (GB/s = 10^9 B/s).
+  for (const auto& row : rows)
+    CHECK(row.at("algbw_gbps").get<double>() ==
+          Approx(row.at("bytes").get<double>() / (row.at("time_us").get<double>() * 1e3)).epsilon(1e-9));
+}
+
+TEST_CASE("app::comm: sizes are read as nccl-tests reads -b and -e", "[cli][comm]") {
+  for (const auto& [arg, bytes] : std::vector<std::pair<std::string, long long>>{
+           {"1.5M", 1572864}, {"1e3", 1000}, {"64KB", 65536}, {"1KiB", 1024}, {".5K", 512}, {"1g", 1073741824}}) {
+    const Run r = gpuplan_comm("--instance aws-p5.48xlarge --min-bytes " + arg + " --max-bytes " + arg +
+                                   " --format json",
+                               true);
+    INFO(arg);
+    REQUIRE(r.code == 0);
+    CHECK(nlohmann::json::parse(r.out).at("rows").at(0).at("bytes") == bytes);
+  }
+  for (const std::string bad : {"2T", "8589934592G", "1BB", "1X", "abc", "-8", "0.1"}) {
+    const Run r = gpuplan_comm("--instance aws-p5.48xlarge --min-bytes " + bad);
+    INFO(bad << ": " << r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out == "gpuplan comm: --min-bytes must be a positive size up to 1T like 8, 64K, 1.5M or 4G, got \"" + bad +
+                       "\"\n");
+  }
+}
+
+TEST_CASE("app::comm: one GPU, or --gpus-per-node against an instance, is one line and exit 2", "[cli][comm]") {
+  // A single GPU printed time 0 and bandwidth 0 for every size, which contradicts algbw = size / time.
+  Run r = gpuplan_comm("--instance runpod-1x-h100-sxm --op broadcast");
+  CHECK(r.code == 2);
+  CHECK(r.out == "gpuplan comm: a collective needs at least 2 GPUs and 1 x runpod-1x-h100-sxm has 1 (give --nodes N, "
+                 "or --gpus-per-node N with --gpu)\n");
+  r = gpuplan_comm("--gpu h100-sxm --gpus-per-node 1");
+  CHECK(r.code == 2);
+  // --gpus-per-node was ignored beside --instance (8 GPUs ran); nccl-tests' -g would have applied it.
+  r = gpuplan_comm("--instance aws-p5.48xlarge --gpus-per-node 4");
+  CHECK(r.code == 2);
+  CHECK(r.out == "gpuplan comm: --gpus-per-node goes with --gpu: instance \"aws-p5.48xlarge\" has 8 GPUs per node, "
+                 "got --gpus-per-node 4\n");
+  r = gpuplan_comm("--instance aws-p5.48xlarge --gpus-per-node 8 --max-bytes 8");
+  CHECK(r.code == 0);
+  r = gpuplan_comm("--instance aws-p5.48xlarge --plot \"\"");
+  CHECK(r.code == 2);
+  CHECK(r.out == "gpuplan: --plot: expected a value, got an empty string (see --help)\n");
 }
 
 TEST_CASE("app::comm: JSON rows follow nccl-tests' definitions", "[cli][comm]") {

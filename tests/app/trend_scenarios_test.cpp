@@ -2,7 +2,12 @@
 // (catalogs, scenario parsing, profiles, compute/memory models, simulation, pricing).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "app/catalog_io.hpp"
 #include "app/diagnostics.hpp"
@@ -157,6 +162,58 @@ TEST_CASE("app::evaluate: --trace writes Chrome trace JSON with every simulated 
   CHECK(trace.find("\"name\":\"backward\"") != std::string::npos);
   CHECK(trace.find("\"name\":\"wait gradients\"") != std::string::npos);
   CHECK(trace.find("\"name\":\"gradient collective\"") != std::string::npos);
+}
+
+TEST_CASE("app::evaluate: an FSDP trace shows each layer unit's all-gathers and reduce-scatters on the comm lane") {
+  // The comm lane of an FSDP rank used to be empty while the run reported 0.9 s of collectives per step.
+  Loaded l = load("llm-6.7b-fsdp.json");
+  const auto& job = l.sc.configs.front();
+  std::string text;
+  gp::app::evaluate_config(job, l.cat, options(), &text);
+  const auto doc = nlohmann::json::parse(text);
+  const int layers = job.step.model.dims.layers;  // one FSDP unit per transformer block
+  REQUIRE(layers > 0);
+  // Rank 0's tracks: forward / backward on its gpu track, the collectives on its comm track, per traced step.
+  int track_gpu = -1, track_comm = -1;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") != "M" || e.at("name") != "thread_name" || e.at("pid") != 0) continue;
+    if (e.at("args").at("name") == "rank 0 gpu") track_gpu = e.at("tid");
+    if (e.at("args").at("name") == "rank 0 comm") track_comm = e.at("tid");
+  }
+  REQUIRE(track_gpu >= 0);
+  REQUIRE(track_comm >= 0);
+  std::map<int, int> forwards, gathers, scatters;
+  std::map<int, std::pair<double, double>> step_span;  // first forward start, last backward end
+  std::vector<std::pair<double, double>> comm;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") != "X" || e.at("pid") != 0) continue;
+    const int step = e.at("args").at("step");
+    const double t0 = e.at("ts"), t1 = t0 + e.at("dur").get<double>();
+    const std::string name = e.at("name");
+    if (e.at("tid") == track_gpu && (name == "forward" || name == "backward")) {
+      if (name == "forward") ++forwards[step];
+      auto [it, fresh] = step_span.try_emplace(step, t0, t1);
+      it->second.first = std::min(it->second.first, t0);
+      it->second.second = std::max(it->second.second, t1);
+    }
+    if (e.at("tid") != track_comm) continue;
+    comm.emplace_back(t0, t1);
+    if (name == "parameter all-gather") ++gathers[step];
+    else if (name == "gradient reduce-scatter") ++scatters[step];
+    // Every collective runs inside its step's forward and backward phases (the phases wait for them).
+    REQUIRE(step_span.count(step) == 1);
+    CHECK(t0 >= step_span[step].first - 1e-3);
+    CHECK(t1 <= step_span[step].second + 1e-3);
+  }
+  REQUIRE(forwards.size() >= 2);
+  for (const auto& [step, m] : forwards) {
+    // Per micro-batch: each unit gathered for forward, gathered again for backward, its gradients reduce-scattered.
+    CHECK(scatters[step] == m * layers);
+    CHECK(gathers[step] == 2 * m * layers);
+  }
+  // One comm stream: the collectives never overlap one another.
+  std::sort(comm.begin(), comm.end());
+  for (std::size_t i = 1; i < comm.size(); ++i) CHECK(comm[i].first >= comm[i - 1].second - 1e-3);
 }
 
 TEST_CASE("app::trend: synchronous checkpoints to one NFS server or EFS stall every GPU, local NVMe or async do not", "[scenario]") {
