@@ -87,23 +87,29 @@ TEST_CASE("app::comm: sizes are read as nccl-tests reads -b and -e", "[cli][comm
 }
 
 TEST_CASE("app::comm: one GPU, or --gpus-per-node against an instance, is one line and exit 2", "[cli][comm]") {
-  // A single GPU printed time 0 and bandwidth 0 for every size, which contradicts algbw = size / time.
-  Run r = gpuplan_comm("--instance runpod-1x-h100-sxm --op broadcast");
-  CHECK(r.code == 2);
-  CHECK(r.out == "gpuplan comm: a collective needs at least 2 GPUs and 1 x runpod-1x-h100-sxm has 1 (give --nodes N, "
-                 "or --gpus-per-node N with --gpu)\n");
-  r = gpuplan_comm("--gpu h100-sxm --gpus-per-node 1");
-  CHECK(r.code == 2);
-  // --gpus-per-node was ignored beside --instance (8 GPUs ran); nccl-tests' -g would have applied it.
-  r = gpuplan_comm("--instance aws-p5.48xlarge --gpus-per-node 4");
-  CHECK(r.code == 2);
-  CHECK(r.out == "gpuplan comm: --gpus-per-node goes with --gpu: instance \"aws-p5.48xlarge\" has 8 GPUs per node, "
-                 "got --gpus-per-node 4\n");
-  r = gpuplan_comm("--instance aws-p5.48xlarge --gpus-per-node 8 --max-bytes 8");
-  CHECK(r.code == 0);
-  r = gpuplan_comm("--instance aws-p5.48xlarge --plot \"\"");
-  CHECK(r.code == 2);
-  CHECK(r.out == "gpuplan: --plot: expected a value, got an empty string (see --help)\n");
+  struct Case {
+    std::string args, expect;  // expect empty: exit 0
+  };
+  for (const auto& c : std::vector<Case>{
+           // A single GPU printed time 0 and bandwidth 0 for every size, which contradicts algbw = size / time.
+           {"--instance runpod-1x-h100-sxm --op broadcast",
+            "gpuplan comm: a collective needs at least 2 GPUs and 1 x runpod-1x-h100-sxm has 1 (give --nodes N, or "
+            "--gpus-per-node N with --gpu)\n"},
+           {"--gpu h100-sxm --gpus-per-node 1 --intra-node nvlink4-h100",
+            "gpuplan comm: a collective needs at least 2 GPUs and 1 x 1 h100-sxm has 1 (give --nodes N, or "
+            "--gpus-per-node N with --gpu)\n"},
+           // --gpus-per-node was ignored beside --instance (8 GPUs ran); nccl-tests' -g would have applied it.
+           {"--instance aws-p5.48xlarge --gpus-per-node 4",
+            "gpuplan comm: --gpus-per-node goes with --gpu: instance \"aws-p5.48xlarge\" has 8 GPUs per node, got "
+            "--gpus-per-node 4\n"},
+           {"--instance aws-p5.48xlarge --gpus-per-node 8 --max-bytes 8", ""},
+           {"--instance aws-p5.48xlarge --plot \"\"",
+            "gpuplan: --plot: expected a value, got an empty string (see --help)\n"}}) {
+    const Run r = gpuplan_comm(c.args);
+    INFO(c.args << "\n" << r.out);
+    CHECK(r.code == (c.expect.empty() ? 0 : 2));
+    if (!c.expect.empty()) CHECK(r.out == c.expect);
+  }
 }
 
 TEST_CASE("app::comm: JSON rows follow nccl-tests' definitions", "[cli][comm]") {
