@@ -1,5 +1,6 @@
 // `gpuplan run FILE`: predicts every configuration of a scenario, prints the results and records the run.
 #include <cctype>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -104,7 +105,20 @@ void run(const RunOptions& o, CliContext& ctx) {
   std::vector<std::string> inputs = catalog_input_files(ctx);
   inputs.push_back(o.file);
   for (auto& f : json_files_in(default_profiles_dir())) inputs.push_back(std::move(f));  // profiles, constants
-  if (!o.no_db) inputs.push_back(o.db);
+  if (!o.no_db) {
+    // The store is written too: its folder must exist and it must be a file (--db /dev/null left /dev/null-journal).
+    std::optional<std::string> problem = output_problem(o.db, "the results store", inputs);
+    std::error_code ec;
+    if (!problem && std::filesystem::exists(o.db, ec) && !std::filesystem::is_regular_file(o.db, ec)) {
+      problem = o.db + ": cannot keep the results store there: not a regular file";
+    }
+    if (problem) {
+      std::cerr << *problem << " (give another --db FILE, or --no-db)\n";
+      ctx.exit_code = kExitBadInput;
+      return;
+    }
+    inputs.push_back(o.db);
+  }
   if (const auto problem =
           first_output_problem({{o.out, "the output"}, {o.plot, "the plot"}, {o.trace, "the trace"}}, inputs)) {
     std::cerr << *problem << "\n";

@@ -1,8 +1,13 @@
 #include "app/store.hpp"
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <array>
+#include <cctype>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <cmath>
 #include <ctime>
 #include <limits>
@@ -134,13 +139,51 @@ std::optional<Store> Store::open(const std::string& path, std::string* error) {
     set(error, store.failure("cannot open results store"));
     return std::nullopt;
   }
+  // SQLite opens a write-protected file read-only without a word; its first read would then leave -wal and -shm
+  // files (owned by this user) beside a store that nothing can be written to.
+  if (sqlite3_db_readonly(raw, "main") == 1) {
+    set(error, path + ": cannot write results store: the file is read-only");
+    return std::nullopt;
+  }
   if (!store.configure(false, error) || !store.migrate(error)) return std::nullopt;
   return store;
 }
 
+namespace {
+// "file:" URI of a path (RFC 3986 percent-encoding of what SQLite's URI parser would read otherwise).
+std::string file_uri(const std::string& path) {
+  std::string uri = "file:";
+  for (const unsigned char ch : path) {
+    if (std::isalnum(ch) || std::strchr("/-._~", ch) != nullptr) {
+      uri += static_cast<char>(ch);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", ch);
+      uri += buf;
+    }
+  }
+  return uri;
+}
+}  // namespace
+
 std::optional<Store> Store::open_existing(const std::string& path, std::string* error) {
+  // Opened for writing (never created) when this user may write it, so that SQLite removes the -wal and -shm files
+  // it makes when the connection closes; nothing is written. A store that this user may only read is opened
+  // immutable: a read-only connection to a WAL store would leave those files behind, or fail in a read-only folder.
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
+  if (rc != SQLITE_OK || sqlite3_db_readonly(raw, "main") == 1 ||
+      ::access(std::filesystem::path(path).parent_path().empty()
+                   ? "."
+                   : std::filesystem::path(path).parent_path().c_str(),
+               W_OK) != 0) {
+    if (rc == SQLITE_OK || rc == SQLITE_READONLY || rc == SQLITE_PERM || rc == SQLITE_CANTOPEN) {
+      sqlite3_close_v2(raw);
+      raw = nullptr;
+      rc = sqlite3_open_v2((file_uri(path) + "?immutable=1").c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                           nullptr);
+    }
+  }
   Store store(raw, path);
   if (rc != SQLITE_OK) {
     set(error, store.failure("cannot open results store"));

@@ -127,6 +127,9 @@ TEST_CASE("app::cli: run --format json has the documented shape and the run is i
   auto hist = nlohmann::json::parse(h.out);
   CHECK_FALSE(hist.empty());
   CHECK(h.out.find("quickstart-gpt-350m.json") != std::string::npos);
+  // history reads and leaves nothing behind: its read-only connection used to leave the WAL's -wal and -shm files.
+  CHECK_FALSE(fs::exists(db + "-wal"));
+  CHECK_FALSE(fs::exists(db + "-shm"));
   fs::remove(db);
   fs::remove(db + "-wal");
   fs::remove(db + "-shm");
@@ -1017,6 +1020,16 @@ TEST_CASE("app::cli: outputs are checked before the work and never overwrite an 
   r = gpuplan("run -q --db " + new_db + " --plot " + new_db + " " + sc);
   CHECK(r.code == 2);
   CHECK_FALSE(fs::exists(new_db));
+  // The store is checked up front too: --db /dev/null used to fail after the work and leave /dev/null-journal.
+  r = gpuplan("run -q --db /dev/null " + sc);
+  CHECK(r.code == 2);
+  CHECK(r.out == "/dev/null: cannot keep the results store there: not a regular file (give another --db FILE, or "
+                 "--no-db)\n");
+  CHECK_FALSE(fs::exists("/dev/null-journal"));
+  r = gpuplan("run -q --db " + (dir / "no-such-folder" / "x.db").string() + " " + sc);
+  CHECK(r.code == 2);
+  CHECK(r.out == (dir / "no-such-folder" / "x.db").string() + ": cannot write the results store (no folder " +
+                     (dir / "no-such-folder").string() + ") (give another --db FILE, or --no-db)\n");
   // A trace into a missing folder is refused up front, even with -q (it used to be a note, and exit 0).
   r = gpuplan("run --no-db -q --trace /nonexistent-dir/t.json " + sc);
   CHECK(r.code == 2);
