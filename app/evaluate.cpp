@@ -18,25 +18,23 @@ namespace gp::app {
 
 namespace {
 
-const char* compute_bottleneck(const StepPrediction& p) {
-  switch (p.bottleneck) {
-    case Bottleneck::gpu_compute: return "gpu-compute";
-    case Bottleneck::gpu_memory: return "gpu-memory";
-    case Bottleneck::launch_bound: return "launch-overhead";
-  }
-  return "gpu-compute";
+// Launch-bound when one rank's issue time outlasts its GPU time (tensor and pipeline parallelism divide the GPU's
+// work, not the kernels a tp rank issues); else the compute model's FLOP- or memory-bound verdict.
+const char* compute_bottleneck(const StepPrediction& p, const sim::StepSimInput& in) {
+  if (sim::rank_pace(in).launch_bound()) return "launch-overhead";
+  return p.gpu_compute * 2.0 >= p.gpu_busy ? "gpu-compute" : "gpu-memory";
 }
 
 // What sets the pace: input or communication when the GPU waits for it a noticeable share of the step
-// (sim::kBottleneckWaitShare); otherwise the compute model's verdict (FLOP-bound, memory-bound or launch-bound).
-std::string bottleneck_of(const StepPrediction& p, const sim::StepSimResult& r, bool fits) {
+// (sim::kBottleneckWaitShare); otherwise the compute side's verdict (FLOP-bound, memory-bound or launch-bound).
+std::string bottleneck_of(const StepPrediction& p, const sim::StepSimInput& in, const sim::StepSimResult& r, bool fits) {
   if (!fits) return "out-of-memory";
   const double t = r.step_time.value(), d = r.dataloader_stall.value(), k = r.comm_exposed.value();
   if (std::max(d, k) >= sim::kBottleneckWaitShare * t) {
     if (d >= k) return "dataloader";
     return r.straggler.value() > 0.5 * k ? "stragglers" : "communication";
   }
-  return compute_bottleneck(p);
+  return compute_bottleneck(p, in);
 }
 
 JobResult not_predicted(const JobConfig& job, const std::string& why) {
@@ -101,7 +99,7 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
   r.memory_capacity = mem.capacity;
   r.memory_needed = mem.needed;
   r.fits = mem.fits;
-  r.bottleneck = bottleneck_of(pred, st, mem.fits);
+  r.bottleneck = bottleneck_of(pred, in, st, mem.fits);
   r.price_per_hour = cluster_price_per_hour(job);
   r.cost = r.price_per_hour * r.time_to_train.hours();
   r.cost_per_1k_steps = r.price_per_hour * (r.step_time.hours() * 1000.0);

@@ -77,22 +77,26 @@ void loader_advice(const AdviceInputs& a, std::vector<std::string>& out) {
 void compute_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   const JobConfig& j = *a.job;
   const StepPrediction& p = *a.compute;
+  const RankPace pace = rank_pace(*a.input);
+  const int pp = std::max(1, j.parallel.pp);
   if (!j.step.channels_last && p.gpu_nchw.value() > kStepShare * p.total.value()) {
     out.push_back(fmt("set channels_last (model and inputs .to(memory_format=torch.channels_last)): NCHW BatchNorm, "
                       "depthwise and layout-transform kernels take %.1f of the %.1f ms step",
                       p.gpu_nchw.ms(), p.total.ms()));
   }
-  if (p.bottleneck == Bottleneck::launch_bound && j.step.activation_checkpointing &&
+  if (pace.launch_bound() && j.step.activation_checkpointing &&
       p.cpu_recompute.value() > kStepShare * p.total.value()) {
     out.push_back(fmt("activation checkpointing keeps the CPU busy: its saved-tensor hooks and recompute bookkeeping "
                       "take %.1f ms of the %.1f ms the host needs to issue a step, and the GPU waits: turn it off if "
                       "memory allows, or raise micro_batch",
-                      p.cpu_recompute.ms(), p.cpu_issue.ms()));
+                      p.cpu_recompute.ms() / pp, pace.cpu_issue.ms()));
   }
-  if (p.bottleneck == Bottleneck::launch_bound) {
+  if (pace.launch_bound()) {
     if (!j.step.cuda_graphs) {
-      std::string s = fmt("enable CUDA graphs: launch-bound (CPU issues kernels for %.1f ms, GPU busy %.1f ms per step)",
-                          p.cpu_issue.ms(), p.gpu_busy.ms());
+      std::string s = fmt("enable CUDA graphs: launch-bound (CPU issues kernels for %.1f ms, GPU busy %.1f ms per step "
+                          "on each GPU)",
+                          pace.cpu_issue.ms(), pace.gpu_busy.ms());
+      if (j.parallel.tp > 1) s += "; tensor parallelism divides each GPU's work but not its kernel count: lower tp";
       // Eager issue time follows the host's CPU: lent hosts of one kind ran the same step up to 2x apart.
       if (a.step_p90.value() > a.step_p10.value())
         s += j.cluster.host_cpu_scale > 0
@@ -114,32 +118,59 @@ void comm_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   const StepSimResult& r = *a.step;
   if (r.comm_exposed.value() < kStepShare * r.step_time.value()) return;
   const StepSimInput& in = *a.input;
-  const double share = r.comm_exposed / r.step_time;
   if (r.straggler.value() > 0.5 * r.comm_exposed.value()) {
     out.push_back(fmt("stragglers: the slowest of %.0f ranks costs %.1f ms per step; find noisy nodes or raise work per step",
                       static_cast<double>(in.cluster.ranks), r.straggler.ms()));
     return;
   }
-  if (!in.comm.grad_buckets.empty()) {
-    if (!j.comm.overlap) {
-      out.push_back(fmt("all-reduce exposed (%.0f%% of the step): enable overlap with backward", 100 * share));
-    } else if (in.comm.grad_buckets.size() <= 2) {
-      out.push_back(fmt("all-reduce exposed (%.0f%% of the step): only %.0f gradient bucket(s) to overlap: lower bucket_mb",
-                        100 * share, static_cast<double>(in.comm.grad_buckets.size())));
-    } else {
-      std::string s = fmt("all-reduce exposed (%.0f%% of the step): raise bucket_mb", 100 * share);
-      if (j.cluster.nodes > 1 && j.comm.algorithm != CollectiveAlgo::hierarchical) s += " or use hierarchical all-reduce";
-      s += ", raise the work per step (micro_batch, grad_accum), or use a faster network";
-      out.push_back(s);
-    }
-  } else if (in.comm.layer_units > 0) {
+  // Advice for the largest source of the exposed time, not the first kind of collective the job has.
+  const ExposedParts parts = exposed_parts(in, r);
+  const double pct = 100.0 / r.step_time.value();
+  const double bubble = parts.bubble.value() + parts.pp_p2p.value(), tp = parts.tensor_parallel.value(),
+               dp = parts.data_parallel.value();
+  if (bubble >= tp && bubble >= dp) {
+    out.push_back(fmt("pipeline bubble (%.0f%% of the step): more micro-batches per step, well above the %.0f stages "
+                      "(lower micro_batch and raise grad_accum at the same global batch)",
+                      pct * bubble, in.comm.pp_stages));
+    return;
+  }
+  if (tp >= dp) {
+    out.push_back(fmt("tensor-parallel all-reduces exposed (%.0f%% of the step): lower tp (tp = 1 where the model "
+                      "fits), and keep tp within a node's NVLink",
+                      pct * tp));
+    return;
+  }
+  if (in.comm.layer_units > 0) {
     out.push_back(fmt("FSDP gathers exposed (%.0f%% of the step): raise micro_batch or use hybrid sharding within nodes",
-                      100 * share));
-  } else if (in.comm.pp_stages > 1) {
-    out.push_back(fmt("pipeline bubble (%.0f%% of the step): raise grad_accum (micro-batches per step) well above %.0f stages",
-                      100 * share, in.comm.pp_stages));
-  } else if (in.comm.tp_forward.value() > 0) {
-    out.push_back(fmt("tensor-parallel all-reduces exposed (%.0f%% of the step): keep tp within NVLink or lower tp", 100 * share));
+                      pct * dp));
+    return;
+  }
+  if (in.comm.grad_buckets.empty()) return;
+  const double share = pct * dp;
+  if (!j.comm.overlap) {
+    out.push_back(fmt("all-reduce exposed (%.0f%% of the step): enable overlap with backward", share));
+    return;
+  }
+  // Overlapped buckets leave exposed what does not fit under backward (the collectives outlast it) plus the tail:
+  // buckets that fill late, the last one only when backward ends. When the exposed time is mostly tail, smaller
+  // buckets start sooner; when it is mostly excess, only less traffic per unit of work helps.
+  double total = 0;
+  for (const Seconds b : in.comm.grad_buckets) total += b.value();
+  const double backward = in.compute.gpu_backward.value();  // the last micro-batch's, which the buckets overlap
+  const double last = in.comm.grad_buckets.back().value();
+  const double excess = std::max(0.0, total - backward);
+  if (dp < 2.0 * excess) {
+    out.push_back(fmt("all-reduce exposed (%.0f%% of the step): the gradient all-reduce takes %.1f ms, longer than the "
+                      "%.1f ms of backward it overlaps: a faster network or fewer GPUs, or more work per step "
+                      "(micro_batch, grad_accum: fewer steps for the same data)",
+                      share, 1e3 * total, 1e3 * backward));
+  } else {
+    out.push_back(fmt("all-reduce exposed (%.0f%% of the step): %.0f gradient bucket(s), the last one's all-reduce "
+                      "(%.1f ms) starting only when backward ends: lower bucket_mb so that less is left for the end",
+                      share, static_cast<double>(in.comm.grad_buckets.size()), 1e3 * last));
+  }
+  if (j.comm.algorithm == CollectiveAlgo::ring || j.comm.algorithm == CollectiveAlgo::tree) {
+    out.back() += "; or leave comm.algorithm to auto (it picks the fastest, hierarchical across nodes)";
   }
 }
 
@@ -162,12 +193,42 @@ void job_advice(const AdviceInputs& a, std::vector<std::string>& out) {
                       100 * b.failures.value() / total, a.times->expected_failures));
   }
   if (b.startup.value() > kJobShare * total) {
-    out.push_back(fmt("start-up is %.0f%% of the job: pre-pull the image on the nodes or use a smaller image",
-                      100 * b.startup.value() / total));
+    if (!j.container.image.id.empty())
+      out.push_back(fmt("start-up is %.0f%% of the job: pre-pull the image on the nodes or use a smaller image",
+                        100 * b.startup.value() / total));
+    else  // no image to pull: the start-up is the interpreter, import torch and the CUDA context
+      out.push_back(fmt("start-up (import torch, the CUDA context) is %.0f%% of this short job: run more steps per "
+                        "job",
+                        100 * b.startup.value() / total));
   }
 }
 
 }  // namespace
+
+RankPace rank_pace(const StepSimInput& in) {
+  const double m = std::max(1, in.grad_accum);
+  const ComputeWork& c = in.compute;
+  return {(c.cpu_forward + c.cpu_backward) * m + c.cpu_optimizer, (c.gpu_forward + c.gpu_backward) * m + c.gpu_optimizer};
+}
+
+ExposedParts exposed_parts(const StepSimInput& in, const StepSimResult& r) {
+  const double m = std::max(1, in.grad_accum);
+  const CommWork& k = in.comm;
+  ExposedParts p;
+  if (k.pp_stages > 1) {
+    // 1F1B: (stages - 1) forward+backward slots per step (sim/step_sim.cpp), each slot the slower of GPU and issue.
+    const ComputeWork& c = in.compute;
+    const double slot = std::max(c.gpu_forward.value(), c.cpu_forward.value()) +
+                        std::max(c.gpu_backward.value(), c.cpu_backward.value());
+    p.bubble = Seconds((k.pp_stages - 1) * slot);
+    p.pp_p2p = k.pp_p2p * m;
+  }
+  p.tensor_parallel = (k.tp_forward + k.tp_backward) * m;
+  const double rest = r.comm_exposed.value() - r.straggler.value() - p.bubble.value() - p.pp_p2p.value() -
+                      p.tensor_parallel.value();
+  p.data_parallel = Seconds(std::max(0.0, rest));
+  return p;
+}
 
 int workers_needed(const StepSimInput& in, const StepSimResult& r) {
   const double per_micro = r.compute.value() / std::max(1, in.grad_accum);

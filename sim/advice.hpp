@@ -25,6 +25,23 @@ struct AdviceInputs {
   Seconds step_p10, step_p90;
 };
 
+// One rank's step as the simulation runs it: the host's issue time and the GPU's kernel time per optimizer step,
+// after tensor and pipeline parallelism divided the work (a tp rank issues every kernel of its shard, so its GPU
+// time halves with tp = 2 while its issue time does not). Launch-bound when the issue time is the longer.
+struct RankPace {
+  Seconds cpu_issue, gpu_busy;
+  [[nodiscard]] bool launch_bound() const { return cpu_issue > gpu_busy; }
+};
+RankPace rank_pace(const StepSimInput& in);
+
+// Which part of the exposed (not overlapped) step time each source accounts for, per step, from the simulation's
+// inputs: pipeline bubble and send/recv, tensor-parallel all-reduces, and the rest (gradient collectives, FSDP
+// gathers, the ZeRO parameter all-gather) as simulated.
+struct ExposedParts {
+  Seconds bubble, pp_p2p, tensor_parallel, data_parallel;
+};
+ExposedParts exposed_parts(const StepSimInput& in, const StepSimResult& r);
+
 // Suggestions, most important first. Preconditions: every pointer set.
 std::vector<std::string> advise(const AdviceInputs& a);
 
