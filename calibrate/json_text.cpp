@@ -1,9 +1,14 @@
 #include "calibrate/json_text.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 namespace gp::calibrate {
 
@@ -41,6 +46,40 @@ std::size_t too_deep_at(const std::string& t, bool comments) {
     } else if (c == ']' || c == '}') {
       --depth;
     }
+  }
+  return std::string::npos;
+}
+
+// Offset of the `n`-th (0-based) object key in the text: a string followed, past blanks and comments, by ':'.
+// npos when there are fewer. Only called on text that parsed, so strings and comments are well formed.
+std::size_t nth_key_at(const std::string& t, bool comments, std::size_t n) {
+  auto skip_blank = [&](std::size_t i) {
+    while (i < t.size()) {
+      if (std::isspace(static_cast<unsigned char>(t[i]))) {
+        ++i;
+      } else if (comments && t.compare(i, 2, "//") == 0) {
+        while (i < t.size() && t[i] != '\n') ++i;
+      } else if (comments && t.compare(i, 2, "/*") == 0) {
+        const auto end = t.find("*/", i + 2);
+        i = end == std::string::npos ? t.size() : end + 2;
+      } else {
+        break;
+      }
+    }
+    return i;
+  };
+  std::size_t seen = 0;
+  for (std::size_t i = skip_blank(0); i < t.size(); i = skip_blank(i)) {
+    if (t[i] != '"') {
+      ++i;
+      continue;
+    }
+    const std::size_t start = i;
+    for (++i; i < t.size() && t[i] != '"'; ++i)
+      if (t[i] == '\\') ++i;
+    ++i;  // past the closing quote
+    const std::size_t after = skip_blank(i);
+    if (after < t.size() && t[after] == ':' && seen++ == n) return start;
   }
   return std::string::npos;
 }
@@ -97,7 +136,32 @@ std::optional<nlohmann::json> parse_json_text(const std::string& text, bool comm
     return std::nullopt;
   }
   try {
-    return nlohmann::json::parse(text, nullptr, true, comments);
+    // A key given twice in one object: nlohmann keeps the last value without a word ("steps": 20000, ... "steps":
+    // 5 trained 5 steps). Each object's keys are tracked while parsing; the first repeat is the error.
+    std::vector<std::set<std::string>> keys;  // per open object (arrays hold an empty, unused entry)
+    std::size_t key_index = 0;
+    std::optional<std::pair<std::size_t, std::string>> repeat;  // key index in the text, key
+    auto check_keys = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+      using E = nlohmann::json::parse_event_t;
+      if (event == E::object_start || event == E::array_start) {
+        keys.emplace_back();
+      } else if ((event == E::object_end || event == E::array_end) && !keys.empty()) {
+        keys.pop_back();
+      } else if (event == E::key && !keys.empty()) {
+        const auto& k = parsed.get_ref<const std::string&>();
+        if (!keys.back().insert(k).second && !repeat) repeat.emplace(key_index, k);
+        ++key_index;
+      }
+      return true;
+    };
+    auto doc = nlohmann::json::parse(text, check_keys, true, comments);
+    if (repeat) {
+      const auto at = nth_key_at(text, comments, repeat->first);
+      offset_to_line_col(text, at == std::string::npos ? 0 : at, err.line, err.col);
+      err.what = "key \"" + repeat->second + "\" appears twice in one object (which value is meant?)";
+      return std::nullopt;
+    }
+    return doc;
   } catch (const nlohmann::json::parse_error& e) {
     // nlohmann's byte is one past the offending character.
     offset_to_line_col(text, e.byte > 0 ? e.byte - 1 : 0, err.line, err.col);

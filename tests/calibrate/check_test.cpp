@@ -424,8 +424,10 @@ TEST_CASE("calibrate::reference_runs: corrupted input fields are named with thei
   };
   for (const auto& [fields, expected] : cases) {
     std::vector<std::string> errors;
-    // Later keys win in nlohmann's parse, so each case's fields override the defaults.
-    const auto r = parse_runs({"{\"id\":\"x\"," + loader + "," + fields + "}"}, "runs.jsonl", errors);
+    // Each case's fields replace the defaults (a key given twice in one line is an error of its own).
+    auto record = nlohmann::json::parse("{\"id\":\"x\"," + loader + "}");
+    record.update(nlohmann::json::parse("{" + fields + "}"));
+    const auto r = parse_runs({record.dump()}, "runs.jsonl", errors);
     CHECK(r.empty());
     REQUIRE(errors.size() == 1);
     CHECK(errors[0] == "runs.jsonl:1:" + expected);

@@ -1,6 +1,7 @@
 // The single-convolution builder and `calibrate convs` (calibrate/conv_check.hpp): operator shapes checked by
 // hand, the probe file's input handling, and the model against the probe's measured convolutions.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -158,7 +159,9 @@ TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line 
       {R"("nhwc": {"conv": [1e300, 1]})", ":/nhwc/conv: must be [ms, kernels] with ms in (0, 100000], got [1e+300,1]"},
       {R"("nhwc": [1, 2])", ":/nhwc: expected an object of kernel classes, got [1,2]"}};
   for (const auto& [field, message] : times) {
-    const std::string line = good.substr(0, good.size() - 1) + ", " + field + "}";
+    auto record = nlohmann::json::parse(good);  // the field replaces the good record's (a repeated key is an error)
+    record.update(nlohmann::json::parse("{" + field + "}"));
+    const std::string line = record.dump();
     errors.clear();
     const std::string file = write_temp("conv_check_times.jsonl", line + "\n");
     CHECK(check_convs(file, dev, constants, "nhwc", errors).empty());
@@ -188,7 +191,9 @@ TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line 
       {R"("c_in": 2.5)", ":/c_in: must be an integer in [1, 1000000], got 2.5"}};
   for (const auto& [field, message] : corrupt) {
     // The good record with one field repeated at its end: nlohmann keeps the last value of a repeated key.
-    const std::string line = good.substr(0, good.size() - 1) + ", " + field + "}";
+    auto record = nlohmann::json::parse(good);  // the field replaces the good record's (a repeated key is an error)
+    record.update(nlohmann::json::parse("{" + field + "}"));
+    const std::string line = record.dump();
     errors.clear();
     const std::string file = write_temp("conv_check_corrupt.jsonl", line + "\n");
     const auto none = check_convs(file, dev, constants, "nhwc", errors);
