@@ -1,5 +1,6 @@
 #include "app/cli.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <exception>
 #include <iostream>
@@ -27,6 +28,25 @@ CLI::Validator finite_range(double lo, double hi) {
         if (s.empty() || hex || used != s.size() || !std::isfinite(x) || x < lo || x > hi)
           msg << "expected a number in [" << lo << ", " << hi << "], got " << s;
         return msg.str();
+      },
+      desc.str());
+}
+
+CLI::Validator integer_range(long long lo, long long hi) {
+  std::ostringstream desc;
+  desc << "INTEGER in [" << lo << ", " << hi << "]";
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        std::size_t start = !s.empty() && s[0] == '-' ? 1 : 0;
+        bool digits = s.size() > start && s.size() - start <= 18;
+        for (std::size_t i = start; digits && i < s.size(); ++i) digits = std::isdigit(static_cast<unsigned char>(s[i]));
+        const long long v = digits ? std::stoll(s) : 0;
+        if (!digits || v < lo || v > hi) {
+          std::ostringstream msg;
+          msg << "expected a whole number in [" << lo << ", " << hi << "], got " << s;
+          return msg.str();
+        }
+        return "";
       },
       desc.str());
 }

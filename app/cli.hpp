@@ -31,6 +31,10 @@ void add_comm_command(CLI::App& root, CliContext& ctx);
 // A CLI11 check for a finite number in [lo, hi]: CLI::Range lets NaN through ("nan" parses as a double).
 CLI::Validator finite_range(double lo, double hi);
 
+// A CLI11 check for a whole number in [lo, hi], written in decimal digits: CLI11 read "0x10" as 16 and clamped
+// 99999999999999999999 to the largest int64, naming an id the user never gave.
+CLI::Validator integer_range(long long lo, long long hi);
+
 // A CLI11 check that a value (a path, a record id) is not empty: `--trace ""` used to mean "no trace", silently.
 CLI::Validator non_empty();
 

@@ -276,11 +276,13 @@ void add_history_command(CLI::App& root, CliContext& ctx) {
   cmd->add_option("--db", opts->db_path, "SQLite results store")->check(non_empty())->capture_default_str();
   cmd->add_option("--limit", opts->limit, "Most recent runs to list (0: all)")
       ->capture_default_str()
-      ->check(CLI::Range(0, 1000000));
+      ->check(integer_range(0, 1000000));
   cmd->add_option("--format", opts->format, "Output format")
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "json"}));
-  auto* show_opt = cmd->add_option("--show", *show, "Print the configurations of run ID");
+  auto* show_opt = cmd->add_option("--show", *show, "Print the configurations of run ID")
+                       ->check(integer_range(1, 999999999999999999LL))
+                       ->type_name("ID");
   cmd->callback([opts, show, show_opt, &ctx] {
     HistoryOptions o = *opts;
     if (show_opt->count() > 0) o.show_id = *show;

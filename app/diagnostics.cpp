@@ -35,9 +35,10 @@ std::string Diagnostics::render() const {
   }
   for (const auto& key : order) {
     const int more = seen[key] - kShownPerPath;
+    const std::string plural = more == 1 ? "" : "s";
     Diagnostic d{key.first, key.second,
-                 "the same problem in " + std::to_string(more) + " more configuration" + (more == 1 ? "" : "s") +
-                     " of the sweep",
+                 sweep_ ? "the same problem in " + std::to_string(more) + " more configuration" + plural + " of the sweep"
+                        : std::to_string(more) + " more problem" + plural + " here, not shown (fix these and run again)",
                  0, 0};
     out += d.render() + "\n";
   }

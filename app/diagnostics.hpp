@@ -29,11 +29,15 @@ class Diagnostics {
   [[nodiscard]] bool empty() const { return items_.empty(); }
   [[nodiscard]] std::size_t size() const { return items_.size(); }
   [[nodiscard]] const std::vector<Diagnostic>& items() const { return items_; }
-  // All problems, one line each, newline-terminated.
+  // All problems, one line each, newline-terminated. Past three lines at one JSON path, one line counts the rest.
   [[nodiscard]] std::string render() const;
+  // The problems come from the configurations of a sweep: the count line says so ("the same problem in N more
+  // configurations of the sweep") instead of counting problems at the path.
+  void mark_sweep() { sweep_ = true; }
 
  private:
   std::vector<Diagnostic> items_;
+  bool sweep_ = false;
 };
 
 }  // namespace gp::app

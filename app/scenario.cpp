@@ -95,7 +95,7 @@ const typename M::mapped_type* lookup(ObjectReader& r, const char* key, const M&
     for (const auto& k : ids)
       if (k.size() > id->size() && k.compare(0, id->size(), *id) == 0) family.push_back(k);
     if (!family.empty() && family.size() <= 4) {
-      hint = " (did you mean one of";
+      hint = family.size() == 1 ? " (did you mean" : " (did you mean one of";
       for (std::size_t i = 0; i < family.size(); ++i) hint += (i ? ", \"" : " \"") + family[i] + "\"";
       hint += "?)";
     } else {
@@ -543,6 +543,7 @@ std::optional<Scenario> load_scenario_text(const std::string& text, const std::s
                             " configurations; split the scenario");
     return std::nullopt;
   }
+  if (points->size() > 1) diags.mark_sweep();
   Scenario sc;
   sc.path = name;
   sc.text = text;

@@ -1190,6 +1190,42 @@ bool raw_exec(const std::string& path, const std::string& sql) {
 }
 }  // namespace
 
+TEST_CASE("app::cli: run ids and catalog references are checked as a user means them", "[cli]") {
+  const auto dir = fs::temp_directory_path() / ("gpuplan-ids-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string db = (dir / "h.db").string();
+  REQUIRE(gpuplan("run -q --format csv --db " + db + " scenarios/quickstart-gpt-350m.json").code == 0);
+  // --show read "0x10" as 16 and 9223372036854775808 as the largest int64, then named an id the user never gave.
+  for (const std::string id : {"9223372036854775808", "0x10", "0", "-3", "1.5"}) {
+    const auto r = gpuplan("history --db " + db + " --show " + id);
+    INFO(id);
+    CHECK(r.code == 2);
+    CHECK(r.out == "gpuplan: --show: expected a whole number in [1, 999999999999999999], got " + id + " (see --help)\n");
+  }
+  CHECK(gpuplan("history --db " + db + " --show 1").code == 0);
+  // A catalog GPU missing 7 required fields counted the 4 past the first 3 as "configurations of the sweep"; an
+  // instance naming a misspelt GPU had no suggestion.
+  const std::string cat = (dir / "cat.json").string();
+  std::ofstream(cat) << R"({"gpus": [{"id": "x-gpu", "name": "X"}]})";
+  auto r = gpuplan("--catalog " + cat + " catalog list gpus");
+  CHECK(r.code == 2);
+  CHECK(r.out.find("/gpus/0: 4 more problems here, not shown (fix these and run again)\n") != std::string::npos);
+  CHECK(r.out.find("sweep") == std::string::npos);
+  std::ifstream in("catalogs/instances.json");
+  auto instances = nlohmann::json::parse(in, nullptr, true, true);
+  auto inst = instances.at("instances").at(0);
+  const std::string gpu = inst.at("gpu");
+  inst["id"] = "my-instance";
+  inst["gpu"] = gpu.substr(0, gpu.size() - 1);
+  std::ofstream(cat) << nlohmann::json{{"instances", {inst}}}.dump();
+  r = gpuplan("--catalog " + cat + " catalog list gpus");
+  CHECK(r.code == 2);
+  CHECK(r.out == cat + ":/instances/0/gpu: unknown GPU id \"" + gpu.substr(0, gpu.size() - 1) + "\" (did you mean \"" +
+                     gpu + "\"?)\n");
+  fs::remove_all(dir);
+}
+
 TEST_CASE("app::cli: hostile input to ddp, fit, comm and history is one line and exit 2, never a crash", "[cli]") {
   // Each case was found by fuzzing these commands (2026-12-07); before the fix the first crashed with "internal
   // error" (exit 3), the fit overwrote its --ckpt-cpu input, and history crashed on bytes that are not UTF-8.
