@@ -93,6 +93,15 @@ int run_cli(int argc, char** argv) {
   root.require_subcommand(1);
   root.fallthrough();
   CliContext ctx;
+  ctx.command_line = "gpuplan";
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool plain = !arg.empty() && arg.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                              "0123456789-_./=:,+@%") == std::string::npos;
+    std::string quoted = "'";
+    for (const char ch : arg) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    ctx.command_line += " " + (plain ? arg : quoted + "'");
+  }
   root.add_option("--catalog", ctx.catalog_overrides, "Catalog FILE adding or overriding entries (repeatable)")->check(non_empty())
       ->type_name("FILE");
   root.add_option("--catalog-dir", ctx.catalog_dir, "Folder of catalog files (default: catalogs/)")->check(non_empty())

@@ -14,6 +14,7 @@ struct CliContext {
   std::vector<std::string> catalog_overrides;  // --catalog FILE (repeatable): adds/overrides entries
   std::string catalog_dir;                     // --catalog-dir DIR: default catalogs/ of the install
   int exit_code = 0;                           // set by the command's callback
+  std::string command_line;                    // argv as typed, shell-quoted where needed ("gpuplan --catalog x run s")
 };
 
 // Exit codes: 0 success, 1 a check failed (e.g. calibrate check over tolerance), 2 bad input.

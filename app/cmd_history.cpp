@@ -189,6 +189,7 @@ void print_run(const StoredRun& run, const HistoryOptions& opts, std::ostream& o
                 {"scenario_sha256", run.scenario_sha256},
                 {"gpuplan_version", run.gpuplan_version},
                 {"command", run.command},
+                {"inputs_sha256", run.inputs_sha256},
                 {"scenario_text", run.scenario_text},
                                      {"configs", configs}},
                                 2)
@@ -199,6 +200,8 @@ void print_run(const StoredRun& run, const HistoryOptions& opts, std::ostream& o
       << '\n'
       << "scenario  " << cut(run.scenario_path, kMaxWidth - 10, true) << '\n'
       << "sha256    " << run.scenario_sha256 << '\n'
+      << "inputs    " << (run.inputs_sha256.empty() ? "(not recorded)" : run.inputs_sha256)
+      << "  (catalogs and profiles)\n"
       << "command   " << cut(run.command, kMaxWidth - 10, false) << "\n\n";
   std::vector<std::vector<std::string>> rows;
   std::vector<std::string> legend;

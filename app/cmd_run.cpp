@@ -69,6 +69,22 @@ std::optional<std::string> resolve_format(const RunOptions& o, std::string* form
   return std::nullopt;
 }
 
+// SHA-256 over the catalog files (the folder's, then each --catalog override in order) and the profiles folder's
+// JSON files, each as its file name and bytes: what a run read besides the scenario. The names only, not the
+// folders, so that the same inputs on another machine give the same digest. An unreadable file counts as empty.
+std::string inputs_digest(const std::vector<std::string>& catalogs, const std::vector<std::string>& profiles) {
+  std::string all;
+  for (const auto* files : {&catalogs, &profiles}) {
+    for (const auto& f : *files) {
+      std::string text, error;
+      calibrate::read_input_file(f, text, error);
+      all += std::filesystem::path(f).filename().string() + '\0' + std::to_string(text.size()) + '\0' + text;
+    }
+    all += '\1';
+  }
+  return sha256_hex(all);
+}
+
 StoredRun to_stored(const Scenario& sc, const std::vector<ConfigOutcome>& all, const std::string& command) {
   StoredRun run;
   run.scenario_path = sc.path;
@@ -182,7 +198,9 @@ void run(const RunOptions& o, CliContext& ctx) {
   if (!o.no_db) {
     auto store = Store::open(o.db, &store_error);
     if (store) {
-      auto id = store->record_run(to_stored(*sc, results, "gpuplan run " + o.file), &store_error);
+      StoredRun stored = to_stored(*sc, results, ctx.command_line);
+      stored.inputs_sha256 = inputs_digest(catalog_input_files(ctx), json_files_in(default_profiles_dir()));
+      auto id = store->record_run(stored, &store_error);
       if (id) run_id = *id;
     }
   }

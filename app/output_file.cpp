@@ -1,5 +1,7 @@
 #include "app/output_file.hpp"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -57,6 +59,7 @@ std::vector<std::string> json_files_in(const std::string& dir) {
   if (!dir.empty())
     for (const auto& e : fs::directory_iterator(dir, ec))
       if (e.path().extension() == ".json") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());  // directory order is the file system's: make it the same everywhere
   return files;
 }
 

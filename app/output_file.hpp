@@ -21,7 +21,7 @@ std::optional<std::string> output_problem(const std::string& path, const std::st
 std::optional<std::string> first_output_problem(const std::vector<std::pair<std::string, std::string>>& outputs,
                                                 const std::vector<std::string>& inputs);
 
-// Every *.json in `dir` (none when it is empty or not a folder): the catalogs, profiles and constants a command
+// Every *.json in `dir`, sorted (none when it is empty or not a folder): the catalogs, profiles and constants a command
 // reads from a folder, to pass as `inputs` above.
 std::vector<std::string> json_files_in(const std::string& dir);
 

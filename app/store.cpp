@@ -53,6 +53,11 @@ CREATE TABLE configs (
 );
 CREATE INDEX configs_by_cost ON configs (run_id, fits, cost_usd);
 )sql",
+    // 2: what else the run read besides the scenario (catalogs, profiles), so that a run can be told apart from
+    // one of the same scenario under other prices or profiles; '' for the runs recorded before.
+    R"sql(
+ALTER TABLE runs ADD COLUMN inputs_sha256 TEXT NOT NULL DEFAULT '';
+)sql",
 };
 
 void set(std::string* error, std::string message) {
@@ -277,13 +282,14 @@ std::optional<std::int64_t> Store::record_run(const StoredRun& run, std::string*
   };
   Stmt ins_run(db,
                "INSERT INTO runs (created_at, scenario_path, scenario_text, scenario_sha256, gpuplan_version, "
-               "command) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+               "command, inputs_sha256) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
   ins_run.bind(1, run.created_at.empty() ? utc_now_iso8601() : run.created_at);
   ins_run.bind(2, run.scenario_path);
   ins_run.bind(3, run.scenario_text);
   ins_run.bind(4, run.scenario_sha256.empty() ? sha256_hex(run.scenario_text) : run.scenario_sha256);
   ins_run.bind(5, run.gpuplan_version.empty() ? std::string(GPUPLAN_VERSION) : run.gpuplan_version);
   ins_run.bind(6, run.command);
+  ins_run.bind(7, run.inputs_sha256);
   if (!ins_run.prepared() || ins_run.step() != SQLITE_DONE) return fail("cannot record run");
   const std::int64_t run_id = sqlite3_last_insert_rowid(db);
 
@@ -340,8 +346,8 @@ std::vector<RunSummary> Store::list_runs(int limit, std::string* error) const {
 
 std::optional<StoredRun> Store::get_run(std::int64_t id, std::string* error) const {
   Stmt st(db_.get(),
-          "SELECT id, created_at, scenario_path, scenario_text, scenario_sha256, gpuplan_version, command "
-          "FROM runs WHERE id = ?1");
+          "SELECT id, created_at, scenario_path, scenario_text, scenario_sha256, gpuplan_version, command, "
+          "inputs_sha256 FROM runs WHERE id = ?1");
   st.bind(1, id);
   const int rc = st.prepared() ? st.step() : SQLITE_ERROR;
   if (rc == SQLITE_DONE) {
@@ -352,7 +358,7 @@ std::optional<StoredRun> Store::get_run(std::int64_t id, std::string* error) con
     set(error, failure("cannot read run " + std::to_string(id)));
     return std::nullopt;
   }
-  StoredRun run{st.integer(0), st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6), {}};
+  StoredRun run{st.integer(0), st.text(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6), st.text(7), {}};
 
   Stmt cs(db_.get(),
           "SELECT config_id, inputs_json, results_json, gpus, instance, step_time_s, time_to_train_h, cost_usd, "

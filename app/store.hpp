@@ -24,7 +24,7 @@ namespace gp::app {
 inline constexpr const char* kDefaultDbPath = "gpuplan.db";
 
 // Schema version written by this build; open() migrates older stores up to it and refuses newer ones.
-inline constexpr int kStoreSchemaVersion = 1;
+inline constexpr int kStoreSchemaVersion = 2;
 
 // One configuration of a run. inputs_json and results_json must be valid JSON text (enforced by the schema).
 struct StoredConfig {
@@ -47,6 +47,9 @@ struct StoredRun {
   std::string scenario_sha256;  // hex; computed from scenario_text by the store when empty
   std::string gpuplan_version;  // this build's version when empty
   std::string command;          // the command line that produced the run
+  // SHA-256 over the catalogs and profiles the run read (app/cmd_run.cpp, inputs_digest): two runs of one scenario
+  // with different prices or profiles differ here. Empty for runs recorded before schema version 2.
+  std::string inputs_sha256;
   std::vector<StoredConfig> configs;  // read back in the order they were recorded
 };
 

@@ -1226,6 +1226,37 @@ TEST_CASE("app::cli: run ids and catalog references are checked as a user means 
   fs::remove_all(dir);
 }
 
+TEST_CASE("app::cli: a stored run records its whole command line and a digest of the catalogs and profiles", "[cli]") {
+  // A run under a --catalog override that cut a price was stored as "gpuplan run FILE" with the scenario's digest
+  // alone: nothing told it from the run at list price.
+  const auto dir = fs::temp_directory_path() / ("gpuplan-inputs-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string db = (dir / "r.db").string(), sc = "scenarios/quickstart-gpt-350m.json";
+  const std::string cheap = (dir / "cheap.json").string();
+  std::ifstream in("catalogs/instances.json");
+  auto instances = nlohmann::json::parse(in, nullptr, true, true);
+  auto inst = instances.at("instances").at(0);
+  inst["price_per_hour"]["on_demand"] = 1.0;
+  std::ofstream(cheap) << nlohmann::json{{"instances", {inst}}}.dump();
+  for (const std::string& args : {"run -q --format csv --db " + db + " " + sc, "run -q --format csv --db " + db + " " + sc,
+                                  "--catalog " + cheap + " run -q --format csv --db " + db + " " + sc})
+    REQUIRE(gpuplan(args).code == 0);
+  std::vector<nlohmann::json> runs;
+  for (int id = 1; id <= 3; ++id) {
+    const auto r = gp::test::run_gpuplan("history --format json --db " + db + " --show " + std::to_string(id), true);
+    REQUIRE(r.code == 0);
+    runs.push_back(nlohmann::json::parse(r.out));
+  }
+  CHECK(runs[0]["command"] == "gpuplan run -q --format csv --db " + db + " " + sc);
+  CHECK(runs[2]["command"] == "gpuplan --catalog " + cheap + " run -q --format csv --db " + db + " " + sc);
+  CHECK(runs[0]["inputs_sha256"].get<std::string>().size() == 64);
+  CHECK(runs[0]["inputs_sha256"] == runs[1]["inputs_sha256"]);  // the same inputs, the same digest
+  CHECK(runs[0]["inputs_sha256"] != runs[2]["inputs_sha256"]);
+  CHECK(runs[0]["scenario_sha256"] == runs[2]["scenario_sha256"]);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("app::cli: hostile input to ddp, fit, comm and history is one line and exit 2, never a crash", "[cli]") {
   // Each case was found by fuzzing these commands (2026-12-07); before the fix the first crashed with "internal
   // error" (exit 3), the fit overwrote its --ckpt-cpu input, and history crashed on bytes that are not UTF-8.

@@ -225,6 +225,38 @@ TEST_CASE("app::store: schema version and WAL mode are set", "[app][store]") {
   CHECK(error.empty());
 }
 
+TEST_CASE("app::store: a version-1 store is migrated and keeps its runs, which have no inputs digest", "[app][store]") {
+  TempDb tmp;
+  std::string error;
+  {
+    Store store = open_or_fail(tmp.path());
+    REQUIRE(store.record_run(three_config_run("old.json"), &error));
+  }
+  {
+    // Back to version 1 as a store of 2026-12-06 was: no inputs_sha256 column.
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open_v2(tmp.path().c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "ALTER TABLE runs DROP COLUMN inputs_sha256; PRAGMA user_version = 1", nullptr, nullptr,
+                         nullptr) == SQLITE_OK);
+    sqlite3_close_v2(db);
+  }
+  REQUIRE(raw_query(tmp.path(), "PRAGMA user_version") == "1");
+  Store store = open_or_fail(tmp.path());
+  CHECK(raw_query(tmp.path(), "PRAGMA user_version") == "2");
+  auto fresh = three_config_run("new.json");
+  fresh.inputs_sha256 = std::string(64, 'a');
+  const auto id = store.record_run(fresh, &error);
+  REQUIRE(id);
+  const auto old_run = store.get_run(1, &error);
+  const auto new_run = store.get_run(*id, &error);
+  REQUIRE(old_run);
+  REQUIRE(new_run);
+  CHECK(old_run->scenario_path == "old.json");
+  CHECK(old_run->configs.size() == 3);
+  CHECK(old_run->inputs_sha256.empty());
+  CHECK(new_run->inputs_sha256 == std::string(64, 'a'));
+}
+
 TEST_CASE("app::store: a run that fails midway leaves nothing behind", "[app][store]") {
   TempDb tmp;
   Store store = open_or_fail(tmp.path());
