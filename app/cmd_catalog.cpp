@@ -49,9 +49,9 @@ void list(const Catalog& c, const std::string& kind, bool as_json) {
       auto pk = [&](Dtype d) { return g.peak_dense.count(d) ? g.peak_dense.at(d).tflops() : 0.0; };
       rows.push_back({id, num(pk(Dtype::bf16), 1), num(pk(Dtype::fp32), 1), num(g.hbm.gib()), num(g.hbm_bw.gbps()),
                       num(g.nvlink_bw.gbps()), num(g.tdp.value()), g.prov.as_of});
-      out.push_back({{"id", id}, {"name", g.name}, {"bf16_tflops", pk(Dtype::bf16)}, {"hbm_GiB", g.hbm.gib()},
-                     {"hbm_bw_GBps", g.hbm_bw.gbps()}, {"tdp_W", g.tdp.value()}, {"source", g.prov.source},
-                     {"as_of", g.prov.as_of}});
+      out.push_back({{"id", id}, {"name", g.name}, {"bf16_tflops", pk(Dtype::bf16)}, {"fp32_tflops", pk(Dtype::fp32)},
+                     {"hbm_GiB", g.hbm.gib()}, {"hbm_bw_GBps", g.hbm_bw.gbps()}, {"nvlink_GBps", g.nvlink_bw.gbps()},
+                     {"tdp_W", g.tdp.value()}, {"source", g.prov.source}, {"as_of", g.prov.as_of}});
     }
   } else if (kind == "instances") {
     head = {"id", "gpu", "gpus", "vcpus", "net Gb/s", "$/h", "reserved", "spot", "as_of"};
@@ -59,8 +59,12 @@ void list(const Catalog& c, const std::string& kind, bool as_json) {
       rows.push_back({id, s.gpu, std::to_string(s.gpus), std::to_string(s.vcpus), num(s.network_bw.gbit()),
                       num(s.prices.on_demand_per_hour.value(), 2), opt_price(s.prices.reserved_per_hour),
                       opt_price(s.prices.spot_per_hour), s.prov.as_of});
-      out.push_back({{"id", id}, {"provider", s.provider}, {"gpu", s.gpu}, {"gpus", s.gpus},
-                     {"on_demand_per_hour", s.prices.on_demand_per_hour.value()}, {"source", s.prov.source},
+      auto price = [](const auto& p) { return p ? json(p->value()) : json(nullptr); };
+      out.push_back({{"id", id}, {"provider", s.provider}, {"gpu", s.gpu}, {"gpus", s.gpus}, {"vcpus", s.vcpus},
+                     {"network_gbit", s.network_bw.gbit()},
+                     {"on_demand_per_hour", s.prices.on_demand_per_hour.value()},
+                     {"reserved_per_hour", price(s.prices.reserved_per_hour)},
+                     {"spot_per_hour", price(s.prices.spot_per_hour)}, {"source", s.prov.source},
                      {"as_of", s.prov.as_of}});
     }
   } else if (kind == "interconnects") {
@@ -69,7 +73,9 @@ void list(const Catalog& c, const std::string& kind, bool as_json) {
       rows.push_back({id, to_string(s.kind), s.intra_node ? "intra-node" : "inter-node", num(s.bw_per_gpu.gbps(), 1),
                       std::to_string(s.ports_per_node), num(s.hop_latency.us(), 1), num(s.efficiency, 2),
                       s.prov.as_of});
-      out.push_back({{"id", id}, {"kind", to_string(s.kind)}, {"bw_GBps", s.bw_per_gpu.gbps()},
+      out.push_back({{"id", id}, {"kind", to_string(s.kind)}, {"scope", s.intra_node ? "intra-node" : "inter-node"},
+                     {"bw_GBps", s.bw_per_gpu.gbps()}, {"ports_per_node", s.ports_per_node},
+                     {"hop_latency_us", s.hop_latency.us()}, {"efficiency", s.efficiency},
                      {"source", s.prov.source}, {"as_of", s.prov.as_of}});
     }
   } else if (kind == "storage") {
@@ -78,14 +84,15 @@ void list(const Catalog& c, const std::string& kind, bool as_json) {
       rows.push_back({id, s.kind, num(s.read_bw.gbps(), 2), num(s.write_bw.gbps(), 2), num(s.latency.p50.ms(), 2),
                       num(s.latency.p99.ms(), 2), s.shared ? "yes" : "no", s.prov.as_of});
       out.push_back({{"id", id}, {"kind", s.kind}, {"read_GBps", s.read_bw.gbps()}, {"write_GBps", s.write_bw.gbps()},
-                     {"source", s.prov.source}, {"as_of", s.prov.as_of}});
+                     {"latency_p50_ms", s.latency.p50.ms()}, {"latency_p99_ms", s.latency.p99.ms()},
+                     {"shared", s.shared}, {"source", s.prov.source}, {"as_of", s.prov.as_of}});
     }
   } else if (kind == "images") {
     head = {"id", "compressed GB", "unpacked GB", "layers", "as_of"};
     for (const auto& [id, s] : c.images) {
       rows.push_back({id, num(s.compressed.gb(), 1), num(s.unpacked.gb(), 1), std::to_string(s.layers), s.prov.as_of});
       out.push_back({{"id", id}, {"compressed_GB", s.compressed.gb()}, {"unpacked_GB", s.unpacked.gb()},
-                     {"source", s.prov.source}, {"as_of", s.prov.as_of}});
+                     {"layers", s.layers}, {"source", s.prov.source}, {"as_of", s.prov.as_of}});
     }
   } else {  // models
     head = {"id", "family", "params (M)", "fwd GFLOP/sample", "layers", "d_model", "as_of"};
@@ -94,7 +101,12 @@ void list(const Catalog& c, const std::string& kind, bool as_json) {
                       m.fwd_flops_per_sample > 0 ? num(m.fwd_flops_per_sample / 1e9, 2) : "-",
                       m.dims.layers ? std::to_string(m.dims.layers) : "-",
                       m.dims.d_model ? std::to_string(m.dims.d_model) : "-", m.prov.as_of});
-      out.push_back({{"id", id}, {"family", to_string(m.family)}, {"source", m.prov.source}, {"as_of", m.prov.as_of}});
+      auto positive = [](double v) { return v > 0 ? json(v) : json(nullptr); };
+      out.push_back({{"id", id}, {"family", to_string(m.family)}, {"params", positive(m.params)},
+                     {"fwd_flops_per_sample", positive(m.fwd_flops_per_sample)},
+                     {"layers", m.dims.layers ? json(m.dims.layers) : json(nullptr)},
+                     {"d_model", m.dims.d_model ? json(m.dims.d_model) : json(nullptr)}, {"source", m.prov.source},
+                     {"as_of", m.prov.as_of}});
     }
   }
   if (as_json) {

@@ -175,6 +175,41 @@ TEST_CASE("app::cli: catalog list prints every kind", "[cli]") {
   CHECK(gpuplan("catalog list gpu").code == 2);
 }
 
+TEST_CASE("app::cli: catalog list --format json carries the columns the table shows", "[cli]") {
+  // The JSON left out fp32 and NVLink for GPUs and vCPUs, network and reserved / spot prices for instances.
+  // Independent truth: the catalog files themselves.
+  auto load = [](const char* kind) {
+    std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/catalogs/" + kind + ".json");
+    return nlohmann::json::parse(in, nullptr, true, true).at(kind);
+  };
+  auto listed = [](const char* kind) {
+    const auto r = gp::test::run_gpuplan(std::string("catalog list ") + kind + " --format json", true);
+    REQUIRE(r.code == 0);
+    std::map<std::string, nlohmann::json> by_id;
+    for (const auto& e : nlohmann::json::parse(r.out)) by_id[e.at("id")] = e;
+    return by_id;
+  };
+  const auto gpus = listed("gpus");
+  for (const auto& g : load("gpus")) {
+    const auto& j = gpus.at(g.at("id").get<std::string>());
+    CHECK(j.at("fp32_tflops").get<double>() == Approx(g.at("peak_tflops").value("fp32", 0.0)));
+    CHECK(j.at("nvlink_GBps").get<double>() == Approx(g.value("nvlink_GBps", 0.0)));
+  }
+  const auto instances = listed("instances");
+  for (const auto& i : load("instances")) {
+    const auto& j = instances.at(i.at("id").get<std::string>());
+    INFO(i.at("id").get<std::string>());
+    CHECK(j.at("vcpus") == i.at("vcpus"));
+    for (const char* plan : {"reserved", "spot"}) {
+      const auto& want = i.at("price_per_hour").at(plan);
+      const auto& got = j.at(std::string(plan) + "_per_hour");
+      CHECK(got.is_null() == want.is_null());
+      if (!want.is_null()) CHECK(got.get<double>() == Approx(want.get<double>()));
+    }
+  }
+  for (const char* kind : {"interconnects", "storage", "images", "models"}) CHECK(listed(kind).size() == load(kind).size());
+}
+
 TEST_CASE("app::cli: run uses the calibrated H200 model (a measured single-GPU step within 10%)", "[cli]") {
   // Independent truth: the measured reference run of the same configuration, 107.966 ms per step.
   auto r = gpuplan("run tests/data/h200-gpt-350m-b16.json --no-db --format json");
