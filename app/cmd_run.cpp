@@ -1,5 +1,7 @@
 // `gpuplan run FILE`: predicts every configuration of a scenario, prints the results and records the run.
+#include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -183,6 +185,23 @@ void run(const RunOptions& o, CliContext& ctx) {
       notes.push_back(unused + (count > 1 ? " are" : " is") + " checked but not used yet: gpuplan does not compute NPV, IRR or payback; "
                       "only roi.deadline_hours shapes the recommendation");
       break;
+    }
+  }
+  // A sweep that changes the global batch at a fixed step count compares jobs of different sizes: say so.
+  {
+    double lo = 0, hi = 0;
+    for (const auto& job : sc->configs) {
+      const double samples =
+          static_cast<double>(job.length.total_steps(job.global_batch())) * static_cast<double>(job.global_batch());
+      lo = lo == 0 ? samples : std::min(lo, samples);
+      hi = std::max(hi, samples);
+    }
+    if (lo > 0 && hi > lo * 1.01) {
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.3g", hi / lo);
+      notes.push_back(std::string("the configurations train different amounts of data (up to ") + buf +
+                      "x the samples: a fixed step count at a global batch that changes with the GPUs); compare "
+                      "throughput or cost per sample, or give workload.global_batch or workload.dataset");
     }
   }
   auto results = evaluate(*sc, *cat, eo);

@@ -1055,6 +1055,18 @@ TEST_CASE("app::cli: run writes the format its --out name says and refuses a nam
   fs::remove_all(dir);
 }
 
+TEST_CASE("app::cli: run says when the configurations of a sweep train different amounts of data", "[cli]") {
+  // gpt-scaling-100g: 10,000 steps at micro-batch 2 per GPU are 8 samples a step on 4 GPUs and 128 on 64: 16x.
+  auto r = gpuplan("run --no-db --format csv scenarios/gpt-scaling-100g.json");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("note: the configurations train different amounts of data (up to 16x the samples") !=
+        std::string::npos);
+  // The quickstart fixes the global batch: every configuration trains the same samples.
+  r = gpuplan("run --no-db --format csv scenarios/quickstart-gpt-350m.json");
+  CHECK(r.code == 0);
+  CHECK(r.out.find("different amounts of data") == std::string::npos);
+}
+
 TEST_CASE("app::cli: run says that the business inputs of roi are not used yet", "[cli]") {
   const auto dir = fs::temp_directory_path() / ("gpuplan-roi-" + std::to_string(::getpid()));
   fs::create_directories(dir);
