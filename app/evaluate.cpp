@@ -1,5 +1,7 @@
 #include "app/evaluate.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 #include <memory>
 
@@ -107,9 +109,21 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
   // its point value (a derived profile's GPU side adds its measured cross-GPU error); the job's time moves by
   // that much per step.
   const StepSpread spread = sim::step_spread_for(k, dev->profile.derived, job.cluster.host_cpu_scale > 0);
+  // Where the loader sets the pace (the step waits for input a noticeable share of it), the step is the loader's
+  // batch time, and the data-loader simulation's own spread (loader_log_sd, fitted over the reference loader
+  // records) moves it too: the two shifts add in quadrature, and the fast end stops at the step without the wait.
+  const bool loader_paced = !job.loader.synthetic && st.dataloader_stall.value() >=
+                                                          sim::kBottleneckWaitShare * st.step_time.value();
   auto at = [&](double q, Seconds& step, Seconds& ttt, Dollars& cost) {
     const double f = pred.total.value() > 0 ? step_time_quantile(pred, spread, q) / pred.total : 1.0;
     step = st.step_time + st.compute * (f - 1.0);
+    if (loader_paced && k.loader_log_sd > 0) {
+      const double z = q < 0.5 ? -1.2815515655446004 : 1.2815515655446004;
+      const double dc = (st.compute * (f - 1.0)).value();
+      const double dl = st.step_time.value() * std::expm1(z * k.loader_log_sd);
+      const double shift = std::copysign(std::hypot(dc, dl), z);
+      step = Seconds(std::max(st.step_time.value() - st.dataloader_stall.value(), st.step_time.value() + shift));
+    }
     ttt = r.time_to_train + (step - st.step_time) * static_cast<double>(r.steps);
     cost = r.price_per_hour * ttt.hours();
   };

@@ -86,7 +86,8 @@ sim::SimConstants read_sim_constants(const std::string& path, std::vector<std::s
     for (auto [key, v] : {std::pair{"step_host_cpu_log_sd", &k.step_spread.cpu_log_sd},
                           std::pair{"step_gpu_log_sd", &k.step_spread.gpu_log_sd},
                           std::pair{"step_derived_gpu_log_sd", &k.step_derived_gpu_log_sd},
-                          std::pair{"step_known_host_cpu_log_sd", &k.step_known_host_cpu_log_sd}}) {
+                          std::pair{"step_known_host_cpu_log_sd", &k.step_known_host_cpu_log_sd},
+                          std::pair{"loader_log_sd", &k.loader_log_sd}}) {
       *v = num(key);
       if (*v < 0 || !std::isfinite(*v)) {
         notes.push_back(path + ":/" + key + "/value: expected a log standard deviation >= 0");

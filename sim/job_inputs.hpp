@@ -28,6 +28,7 @@ struct SimConstants {
   StepSpread step_spread;           // how far measured steps fall from the compute model's (the 80% range)
   double step_derived_gpu_log_sd = 0;  // the extra GPU-side spread of a profile derived by datasheet ratios
   double step_known_host_cpu_log_sd = 0;  // the host's spread once its CPU factor is measured (within one host)
+  double loader_log_sd = 0;         // the data-loader simulation's spread (log sd of measured / predicted samples/s)
   std::string source, as_of;
 };
 
