@@ -88,6 +88,8 @@ sim::SimConstants read_sim_constants(const std::string& path, std::vector<std::s
                           std::pair{"step_derived_gpu_log_sd", &k.step_derived_gpu_log_sd},
                           std::pair{"step_known_host_cpu_log_sd", &k.step_known_host_cpu_log_sd},
                           std::pair{"loader_log_sd", &k.loader_log_sd}}) {
+      // loader_log_sd came after the others (2026-12-07): a constants file without it keeps the range it gave.
+      if (std::string(key) == "loader_log_sd" && !doc.contains(key)) continue;
       *v = num(key);
       if (*v < 0 || !std::isfinite(*v)) {
         notes.push_back(path + ":/" + key + "/value: expected a log standard deviation >= 0");
