@@ -17,14 +17,7 @@ import json
 import math
 import subprocess
 
-Z90 = 1.2815515655446004
-
-
-def quantile(sorted_v, p):
-    x = p * (len(sorted_v) - 1)
-    i = int(x)
-    f = x - i
-    return sorted_v[i] * (1 - f) + sorted_v[min(i + 1, len(sorted_v) - 1)] * f
+from fit_step_spread import Z90, quantile  # the same estimator as the step spreads
 
 
 def main():
