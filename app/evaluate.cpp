@@ -24,7 +24,7 @@ namespace {
 // work, not the kernels a tp rank issues); else the compute model's FLOP- or memory-bound verdict.
 const char* compute_bottleneck(const StepPrediction& p, const sim::StepSimInput& in) {
   if (sim::rank_pace(in).launch_bound()) return "launch-overhead";
-  return p.gpu_compute * 2.0 >= p.gpu_busy ? "gpu-compute" : "gpu-memory";
+  return gpu_side_bottleneck(p) == Bottleneck::gpu_compute ? "gpu-compute" : "gpu-memory";
 }
 
 // What sets the pace: input or communication when the GPU waits for it a noticeable share of the step

@@ -12,10 +12,7 @@ namespace {
 void set_pace(StepPrediction& p) {
   p.total = std::max(p.cpu_issue, p.gpu_busy);
   p.gpu_busy_frac = p.total.value() > 0 ? p.gpu_busy / p.total : 0.0;
-  if (p.cpu_issue > p.gpu_busy)
-    p.bottleneck = Bottleneck::launch_bound;
-  else
-    p.bottleneck = p.gpu_compute * 2.0 >= p.gpu_busy ? Bottleneck::gpu_compute : Bottleneck::gpu_memory;
+  p.bottleneck = p.cpu_issue > p.gpu_busy ? Bottleneck::launch_bound : gpu_side_bottleneck(p);
 }
 
 // P(x * F <= t) for F log-normal with log sd `sd` (a step at x when sd is 0; always true for x <= 0).
@@ -26,6 +23,10 @@ double lognormal_cdf(double t, double x, double sd) {
 }
 
 }  // namespace
+
+Bottleneck gpu_side_bottleneck(const StepPrediction& p) {
+  return p.gpu_compute * 2.0 >= p.gpu_busy ? Bottleneck::gpu_compute : Bottleneck::gpu_memory;
+}
 
 Seconds step_time_quantile(const StepPrediction& p, const StepSpread& spread, double q) {
   const double cpu = p.cpu_issue.value(), gpu = p.gpu_busy.value();

@@ -206,6 +206,10 @@ struct StepSpread {
   double gpu_log_sd = 0;
 };
 
+// What bounds the GPU's own work: FLOP-bound (gpu_compute) when its FLOP-bound kernels take at least half the GPU
+// time, else memory-bound (gpu_memory). The step's bottleneck is this unless the host's issue is the longer.
+Bottleneck gpu_side_bottleneck(const StepPrediction& p);
+
 // The q-quantile (0 < q < 1) of the step max(cpu_issue x H, gpu_busy x G), H and G as in StepSpread: with
 // P(step <= t) = Phi(ln(t / cpu) / sd_cpu) x Phi(ln(t / gpu) / sd_gpu), solved for t by bisection on ln t. With
 // both sds 0 it is max(cpu_issue, gpu_busy); a CUDA-graph step is timed from the same two parts. 0 for an

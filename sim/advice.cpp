@@ -215,14 +215,8 @@ ExposedParts exposed_parts(const StepSimInput& in, const StepSimResult& r) {
   const double m = std::max(1, in.grad_accum);
   const CommWork& k = in.comm;
   ExposedParts p;
-  if (k.pp_stages > 1) {
-    // 1F1B: (stages - 1) forward+backward slots per step (sim/step_sim.cpp), each slot the slower of GPU and issue.
-    const ComputeWork& c = in.compute;
-    const double slot = std::max(c.gpu_forward.value(), c.cpu_forward.value()) +
-                        std::max(c.gpu_backward.value(), c.cpu_backward.value());
-    p.bubble = Seconds((k.pp_stages - 1) * slot);
-    p.pp_p2p = k.pp_p2p * m;
-  }
+  p.bubble = r.pipeline_bubble;  // as simulated
+  if (k.pp_stages > 1) p.pp_p2p = k.pp_p2p * m;
   p.tensor_parallel = (k.tp_forward + k.tp_backward) * m;
   const double rest = r.comm_exposed.value() - r.straggler.value() - p.bubble.value() - p.pp_p2p.value() -
                       p.tensor_parallel.value();

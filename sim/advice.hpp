@@ -34,9 +34,9 @@ struct RankPace {
 };
 RankPace rank_pace(const StepSimInput& in);
 
-// Which part of the exposed (not overlapped) step time each source accounts for, per step, from the simulation's
-// inputs: pipeline bubble and send/recv, tensor-parallel all-reduces, and the rest (gradient collectives, FSDP
-// gathers, the ZeRO parameter all-gather) as simulated.
+// Which part of the exposed (not overlapped) step time each source accounts for, per step: the pipeline bubble as
+// simulated, the pipeline sends and the tensor-parallel all-reduces as the simulation adds them (blocking, per
+// micro-batch), and the rest (gradient collectives, FSDP gathers, the ZeRO parameter all-gather).
 struct ExposedParts {
   Seconds bubble, pp_p2p, tensor_parallel, data_parallel;
 };

@@ -77,7 +77,7 @@ struct Rank {
   std::int64_t consumed = 0;
   std::unique_ptr<Signal> slot_sig, done_sig, ready_sig, issue_sig;
   // per measured step accumulators
-  std::vector<double> compute, stall, gpu, hidden, fb;  // seconds per step (fb: forward + backward)
+  std::vector<double> compute, stall, gpu, hidden, fb, bubble;  // seconds per step (fb: forward + backward)
 };
 
 struct Shared {
@@ -338,9 +338,10 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       sh->span(*r, "wait gradients", TraceLane::gpu, t0, sim.now() - t0, s);
       hidden += g.hidden;
     }
+    SimTime bubble = 0;
     if (K.pp_stages > 1) {
       // 1F1B: (stages - 1) forward+backward slots of idle time per step on every stage.
-      const SimTime bubble = (K.pp_stages - 1) * (fwd_sum + bwd_sum) / m;
+      bubble = (K.pp_stages - 1) * (fwd_sum + bwd_sum) / m;
       sh->span(*r, "pipeline bubble", TraceLane::gpu, sim.now(), bubble, s);
       co_await sim.delay(bubble);
     }
@@ -373,6 +374,7 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       r->gpu.push_back(gpu);
       r->hidden.push_back(hidden);
       r->fb.push_back(to_seconds(fwd_sum + bwd_sum).value());
+      r->bubble.push_back(to_seconds(bubble).value());
     }
   }
   if (++sh->finished == sh->sim_ranks) sim.stop();
@@ -482,7 +484,7 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
   res.step_p90 = Seconds(sorted[static_cast<std::size_t>(0.9 * (ns_steps - 1))]);
 
   // Mean over ranks (the straggler proxy stands for one rank only when others are simulated).
-  double comp = 0, stall = 0, gpu = 0, straggle = 0, hidden = 0;
+  double comp = 0, stall = 0, gpu = 0, straggle = 0, hidden = 0, bubble = 0;
   int counted = 0;
   for (auto& r : ranks) {
     if (r->proxy && ranks.size() > 1) continue;
@@ -491,6 +493,7 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
       stall += r->stall[i];
       gpu += r->gpu[i];
       hidden += r->hidden[i];
+      bubble += r->bubble[i];
     }
     ++counted;
   }
@@ -499,6 +502,7 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
   stall /= denom;
   gpu /= denom;
   hidden /= denom;
+  bubble /= denom;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     double mx = 0, mean = 0;
     int n = 0;
@@ -525,6 +529,7 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
   res.comm_exposed = Seconds(std::max(0.0, st - comp - stall));
   res.gpu_busy = Seconds(gpu);
   res.comm_hidden = Seconds(hidden);
+  res.pipeline_bubble = Seconds(bubble);
   Seconds comm;
   for (Seconds b : in.comm.grad_buckets) comm += b;
   comm += in.comm.after_optimizer;

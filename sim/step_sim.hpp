@@ -100,6 +100,7 @@ struct StepSimResult {
   Seconds straggler;              // mean of (slowest rank's forward+backward - mean rank's) per step
   Seconds comm_total;             // collective time per step, hidden or not (one rank's view)
   Seconds comm_hidden;            // mean over ranks of collective time overlapped with their own compute
+  Seconds pipeline_bubble;        // mean over ranks of the 1F1B bubble per step (part of comm_exposed)
   int simulated_ranks = 0;
   bool shortcut = false;          // symmetry shortcut used
   std::uint64_t events = 0;

@@ -143,8 +143,11 @@ TEST_CASE("sim::step: pipeline 1F1B bubble is (stages-1) slots of forward+backwa
   StepSimInput in = one_rank(10, 20, 0);
   in.grad_accum = 4;
   in.comm.pp_stages = 4;
-  // (m + p - 1) x (f + b) = 7 x 30 ms
-  CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(7 * 30).epsilon(1e-9));
+  // (m + p - 1) x (f + b) = 7 x 30 ms, of which the bubble is (p - 1) x 30 ms, reported as such within the exposed part
+  const auto r = simulate_steps(in, quick());
+  CHECK(r.step_time.ms() == Approx(7 * 30).epsilon(1e-9));
+  CHECK(r.pipeline_bubble.ms() == Approx(3 * 30).epsilon(1e-9));
+  CHECK(r.comm_exposed.ms() == Approx(3 * 30).epsilon(1e-9));
 }
 
 TEST_CASE("sim::step: parts add up to the step time, same seed, same result") {
