@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
@@ -107,7 +108,9 @@ class Stmt {
 };
 
 std::string utc_now_iso8601() {
-  std::time_t now = std::time(nullptr);
+  // The system clock, not std::time: glibc's time() reads the coarse clock, up to a tick behind the one SQLite's
+  // 'now' and every other timestamp read, so at a second's edge a run was stamped a second before it began.
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};
   gmtime_r(&now, &tm);
   char buf[32];
