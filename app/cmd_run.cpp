@@ -87,6 +87,40 @@ std::string inputs_digest(const std::vector<std::string>& catalogs, const std::v
   return sha256_hex(all);
 }
 
+// What the run should say about the scenario itself, before its results: business inputs that nothing reads yet,
+// and a sweep whose configurations train different amounts of data.
+void scenario_notes(const Scenario& sc, std::vector<std::string>& notes) {
+  for (const auto& doc : sc.concrete) {
+    const auto roi = doc.find("roi");
+    if (roi == doc.end() || !roi->is_object()) continue;
+    std::string unused;
+    int count = 0;
+    for (const char* key : {"value_per_run_usd", "runs_per_year", "discount_rate", "horizon_years"}) {
+      if (roi->contains(key)) unused += std::string(count++ ? ", " : "") + "roi." + key;
+    }
+    if (count > 0) {
+      notes.push_back(unused + (count > 1 ? " are" : " is") + " checked but not used yet: gpuplan does not compute "
+                      "NPV, IRR or payback; only roi.deadline_hours shapes the recommendation");
+      break;
+    }
+  }
+  // A fixed step count at a global batch that grows with the GPUs compares jobs of different sizes.
+  double lo = 0, hi = 0;
+  for (const auto& job : sc.configs) {
+    const double samples =
+        static_cast<double>(job.length.total_steps(job.global_batch())) * static_cast<double>(job.global_batch());
+    lo = lo == 0 ? samples : std::min(lo, samples);
+    hi = std::max(hi, samples);
+  }
+  if (lo > 0 && hi > lo * 1.01) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3g", hi / lo);
+    notes.push_back(std::string("the configurations train different amounts of data (up to ") + buf +
+                    "x the samples: a fixed step count at a global batch that changes with the GPUs); compare "
+                    "throughput or cost per sample, or give workload.global_batch or workload.dataset");
+  }
+}
+
 StoredRun to_stored(const Scenario& sc, const std::vector<ConfigOutcome>& all, const std::string& command) {
   StoredRun run;
   run.scenario_path = sc.path;
@@ -120,9 +154,10 @@ void run(const RunOptions& o, CliContext& ctx) {
   }
   // Every output path is checked before the work: a run is never done only for its results to go nowhere, and
   // no output may overwrite an input (the scenario, a catalog, the results store).
-  std::vector<std::string> inputs = catalog_input_files(ctx);
+  const std::vector<std::string> catalogs = catalog_input_files(ctx), profiles = json_files_in(default_profiles_dir());
+  std::vector<std::string> inputs = catalogs;
   inputs.push_back(o.file);
-  for (auto& f : json_files_in(default_profiles_dir())) inputs.push_back(std::move(f));  // profiles, constants
+  inputs.insert(inputs.end(), profiles.begin(), profiles.end());  // profiles, constants
   if (!o.no_db) {
     // The store is written too: its folder must exist and it must be a file (--db /dev/null left /dev/null-journal).
     std::optional<std::string> problem = output_problem(o.db, "the results store", inputs);
@@ -171,39 +206,7 @@ void run(const RunOptions& o, CliContext& ctx) {
   eo.warnings = &notes;
   std::string trace_error;
   eo.trace_error = &trace_error;
-  // The business inputs are checked but nothing reads them yet: say so rather than let a planner believe that
-  // the recommendation weighed them.
-  for (const auto& doc : sc->concrete) {
-    const auto roi = doc.find("roi");
-    if (roi == doc.end() || !roi->is_object()) continue;
-    std::string unused;
-    int count = 0;
-    for (const char* key : {"value_per_run_usd", "runs_per_year", "discount_rate", "horizon_years"}) {
-      if (roi->contains(key)) unused += std::string(count++ ? ", " : "") + "roi." + key;
-    }
-    if (count > 0) {
-      notes.push_back(unused + (count > 1 ? " are" : " is") + " checked but not used yet: gpuplan does not compute NPV, IRR or payback; "
-                      "only roi.deadline_hours shapes the recommendation");
-      break;
-    }
-  }
-  // A sweep that changes the global batch at a fixed step count compares jobs of different sizes: say so.
-  {
-    double lo = 0, hi = 0;
-    for (const auto& job : sc->configs) {
-      const double samples =
-          static_cast<double>(job.length.total_steps(job.global_batch())) * static_cast<double>(job.global_batch());
-      lo = lo == 0 ? samples : std::min(lo, samples);
-      hi = std::max(hi, samples);
-    }
-    if (lo > 0 && hi > lo * 1.01) {
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.3g", hi / lo);
-      notes.push_back(std::string("the configurations train different amounts of data (up to ") + buf +
-                      "x the samples: a fixed step count at a global batch that changes with the GPUs); compare "
-                      "throughput or cost per sample, or give workload.global_batch or workload.dataset");
-    }
-  }
+  scenario_notes(*sc, notes);
   auto results = evaluate(*sc, *cat, eo);
   if (!trace_error.empty()) std::cerr << trace_error << "\n";  // the run's exit code says it at the end
   // What the prediction rests on (derived profiles, simplifications): once each, on stderr.
@@ -218,7 +221,7 @@ void run(const RunOptions& o, CliContext& ctx) {
     auto store = Store::open(o.db, &store_error);
     if (store) {
       StoredRun stored = to_stored(*sc, results, ctx.command_line);
-      stored.inputs_sha256 = inputs_digest(catalog_input_files(ctx), json_files_in(default_profiles_dir()));
+      stored.inputs_sha256 = inputs_digest(catalogs, profiles);
       auto id = store->record_run(stored, &store_error);
       if (id) run_id = *id;
     }

@@ -118,7 +118,8 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
     const double f = pred.total.value() > 0 ? step_time_quantile(pred, spread, q) / pred.total : 1.0;
     step = st.step_time + st.compute * (f - 1.0);
     if (loader_paced && k.loader_log_sd > 0) {
-      const double z = q < 0.5 ? -1.2815515655446004 : 1.2815515655446004;
+      constexpr double kZ90 = 1.2815515655446004;  // the standard normal's 90th percentile
+      const double z = q < 0.5 ? -kZ90 : kZ90;
       const double dc = (st.compute * (f - 1.0)).value();
       const double dl = st.step_time.value() * std::expm1(z * k.loader_log_sd);
       const double shift = std::copysign(std::hypot(dc, dl), z);
