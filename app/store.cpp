@@ -178,20 +178,12 @@ std::optional<Store> Store::open_existing(const std::string& path, std::string* 
   // Opened for writing (never created) when this user may write it, so that SQLite removes the -wal and -shm files
   // it makes when the connection closes; nothing is written. A store that this user may only read is opened
   // immutable: a read-only connection to a WAL store would leave those files behind, or fail in a read-only folder.
+  const auto dir = std::filesystem::path(path).parent_path();
+  const bool writable = ::access(path.c_str(), W_OK) == 0 && ::access(dir.empty() ? "." : dir.c_str(), W_OK) == 0;
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr);
-  if (rc != SQLITE_OK || sqlite3_db_readonly(raw, "main") == 1 ||
-      ::access(std::filesystem::path(path).parent_path().empty()
-                   ? "."
-                   : std::filesystem::path(path).parent_path().c_str(),
-               W_OK) != 0) {
-    if (rc == SQLITE_OK || rc == SQLITE_READONLY || rc == SQLITE_PERM || rc == SQLITE_CANTOPEN) {
-      sqlite3_close_v2(raw);
-      raw = nullptr;
-      rc = sqlite3_open_v2((file_uri(path) + "?immutable=1").c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                           nullptr);
-    }
-  }
+  const int rc = writable ? sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr)
+                          : sqlite3_open_v2((file_uri(path) + "?immutable=1").c_str(), &raw,
+                                            SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   Store store(raw, path);
   if (rc != SQLITE_OK) {
     set(error, store.failure("cannot open results store"));
