@@ -158,16 +158,18 @@ TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line 
       {R"("nhwc": {"conv": "x"})", ":/nhwc/conv: must be [ms, kernels] with ms in (0, 100000], got \"x\""},
       {R"("nhwc": {"conv": [1e300, 1]})", ":/nhwc/conv: must be [ms, kernels] with ms in (0, 100000], got [1e+300,1]"},
       {R"("nhwc": [1, 2])", ":/nhwc: expected an object of kernel classes, got [1,2]"}};
-  for (const auto& [field, message] : times) {
-    auto record = nlohmann::json::parse(good);  // the field replaces the good record's (a repeated key is an error)
+  // The good record with `field` replacing its own (a key given twice is an error of its own): no row, one line.
+  auto one_bad_field = [&](const std::string& field, const std::string& message) {
+    auto record = nlohmann::json::parse(good);
     record.update(nlohmann::json::parse("{" + field + "}"));
-    const std::string line = record.dump();
     errors.clear();
-    const std::string file = write_temp("conv_check_times.jsonl", line + "\n");
+    const std::string file = write_temp("conv_check_field.jsonl", record.dump() + "\n");
+    INFO(field);
     CHECK(check_convs(file, dev, constants, "nhwc", errors).empty());
     REQUIRE(errors.size() == 1);
     CHECK(errors[0] == file + ":1" + message);
-  }
+  };
+  for (const auto& [field, message] : times) one_bad_field(field, message);
   // A pretty-printed JSON document (the H200 profile) is one line, not one per line (it was 18,406).
   errors.clear();
   CHECK(check_convs("calibrate/profiles/h200.json", dev, constants, "nhwc", errors).empty());
@@ -189,18 +191,7 @@ TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line 
       {R"("stride": [0, 1])", ":/stride: must be [h, w], two integers in [1, 100000], got [0,1]"},
       {R"("k": [3, 1099511627776])", ":/k: must be [h, w], two integers in [1, 100000], got [3,1099511627776]"},
       {R"("c_in": 2.5)", ":/c_in: must be an integer in [1, 1000000], got 2.5"}};
-  for (const auto& [field, message] : corrupt) {
-    // The good record with one field repeated at its end: nlohmann keeps the last value of a repeated key.
-    auto record = nlohmann::json::parse(good);  // the field replaces the good record's (a repeated key is an error)
-    record.update(nlohmann::json::parse("{" + field + "}"));
-    const std::string line = record.dump();
-    errors.clear();
-    const std::string file = write_temp("conv_check_corrupt.jsonl", line + "\n");
-    const auto none = check_convs(file, dev, constants, "nhwc", errors);
-    CHECK(none.empty());
-    REQUIRE(errors.size() == 1);
-    CHECK(errors[0] == file + ":1" + message);
-  }
+  for (const auto& [field, message] : corrupt) one_bad_field(field, message);
 }
 
 TEST_CASE("calibrate convs: the model against 300+ measured convolutions (H200 probe)", "[conv_check]") {
