@@ -104,7 +104,7 @@ int run_cli(int argc, char** argv) {
   }
   root.add_option("--catalog", ctx.catalog_overrides, "Catalog FILE adding or overriding entries (repeatable)")->check(non_empty())
       ->type_name("FILE");
-  root.add_option("--catalog-dir", ctx.catalog_dir, "Folder of catalog files (default: catalogs/)")->check(non_empty())
+  root.add_option("--catalog-dir", ctx.catalog_dir, "Folder of catalog files (default: $GPUPLAN_CATALOG_DIR, else ./catalogs, else the catalogs/ of the source tree gpuplan was built from)")->check(non_empty())
       ->type_name("DIR");
 
   add_validate_command(root, ctx);

@@ -78,6 +78,13 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
   // ... and the files read by default: the profile folder's constants and sim constants, the project's.
   for (const auto& dir : {std::filesystem::path(o.profile).parent_path().string(), default_profiles_dir()})
     for (auto& f : json_files_in(dir)) inputs.push_back(std::move(f));
+  for (const auto& problem : {extension_problem("--plot", o.plot, "svg", "the plot", "an SVG image"),
+                               extension_problem("--junit", o.junit, "xml", "the JUnit report", "XML")}) {
+    if (problem) {
+      std::cerr << *problem << "\n";
+      return kExitBadInput;
+    }
+  }
   if (!outputs_ok({{o.plot, "the plot"}, {o.junit, "the JUnit report"}}, inputs))
     return kExitBadInput;
   std::vector<std::string> errors;

@@ -60,7 +60,7 @@ void list(const Catalog& c, const std::string& kind, bool as_json) {
                       num(s.prices.on_demand_per_hour.value(), 2), opt_price(s.prices.reserved_per_hour),
                       opt_price(s.prices.spot_per_hour), s.prov.as_of});
       auto price = [](const auto& p) { return p ? json(p->value()) : json(nullptr); };
-      out.push_back({{"id", id}, {"provider", s.provider}, {"gpu", s.gpu}, {"gpus", s.gpus}, {"vcpus", s.vcpus},
+      out.push_back({{"id", id}, {"provider", s.provider}, {"name", s.name}, {"gpu", s.gpu}, {"gpus", s.gpus}, {"vcpus", s.vcpus},
                      {"network_gbit", s.network_bw.gbit()},
                      {"on_demand_per_hour", s.prices.on_demand_per_hour.value()},
                      {"reserved_per_hour", price(s.prices.reserved_per_hour)},

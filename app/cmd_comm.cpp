@@ -417,6 +417,10 @@ void run_comm(const CommOptions& o, CliContext& ctx) {
     fail(ctx, "--oversubscription must be in [1, 1000] (1 = non-blocking fabric)");
     return;
   }
+  if (const auto problem = extension_problem("--plot", o.plot, "svg", "the plot", "an SVG image")) {
+    fail(ctx, *problem);
+    return;
+  }
   if (!o.plot.empty()) {
     if (const auto problem = output_problem(o.plot, "the plot", catalog_input_files(ctx))) {
       fail(ctx, *problem);

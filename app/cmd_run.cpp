@@ -37,17 +37,6 @@ Format parse_format(const std::string& f) {
   return Format::table;
 }
 
-// Lower-case extension of a path's file name, without the dot ("" when it has none).
-std::string extension_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
-  const auto dot = name.find_last_of('.');
-  if (dot == std::string::npos || dot == 0) return {};
-  std::string ext = name.substr(dot + 1);
-  for (auto& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return ext;
-}
-
 // The format `run` writes: --format when given, else the one the --out file's extension names (r.json, r.csv,
 // r.md), else the table. A file named for a format that run does not write (r.xlsx, r.html), or for another one
 // than --format asks for, is refused: the file would not open in the program its name promises.
@@ -184,10 +173,10 @@ void run(const RunOptions& o, CliContext& ctx) {
     ctx.exit_code = kExitBadInput;
     return;
   }
-  if (!o.plot.empty()) {
-    const std::string ext = extension_of(o.plot);
-    if (!ext.empty() && ext != "svg") {
-      std::cerr << "--plot " << o.plot << ": the plot is an SVG image, not ." << ext << " (name the file .svg)\n";
+  for (const auto& problem : {extension_problem("--plot", o.plot, "svg", "the plot", "an SVG image"),
+                               extension_problem("--trace", o.trace, "json", "the trace", "Chrome trace JSON")}) {
+    if (problem) {
+      std::cerr << *problem << "\n";
       ctx.exit_code = kExitBadInput;
       return;
     }

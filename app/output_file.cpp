@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -13,6 +14,23 @@
 namespace gp::app {
 
 namespace fs = std::filesystem;
+
+std::string extension_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  const std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const auto dot = name.find_last_of('.');
+  if (dot == std::string::npos || dot == 0) return {};
+  std::string ext = name.substr(dot + 1);
+  for (auto& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return ext;
+}
+
+std::optional<std::string> extension_problem(const std::string& flag, const std::string& path, const std::string& ext,
+                                             const std::string& what, const std::string& kind) {
+  const std::string got = extension_of(path);
+  if (got.empty() || got == ext) return std::nullopt;
+  return flag + " " + path + ": " + what + " is " + kind + ", not ." + got + " (name the file ." + ext + ")";
+}
 
 namespace {
 // The same file through another spelling; or, where one does not exist yet (a store the command will create),

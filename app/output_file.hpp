@@ -21,6 +21,15 @@ std::optional<std::string> output_problem(const std::string& path, const std::st
 std::optional<std::string> first_output_problem(const std::vector<std::pair<std::string, std::string>>& outputs,
                                                 const std::vector<std::string>& inputs);
 
+// Lower-case extension of a path's file name, without the dot ("" when it has none).
+std::string extension_of(const std::string& path);
+
+// One line when `path` (given to `flag`) names a file of another kind than `ext` ("svg"): "--plot p.png: the plot
+// is an SVG image, not .png (name the file .svg)", so that no file opens in the wrong program. `kind` says what
+// the file is ("an SVG image"). Nullopt for that extension or none at all (/dev/stdout, a pipe's name).
+std::optional<std::string> extension_problem(const std::string& flag, const std::string& path, const std::string& ext,
+                                             const std::string& what, const std::string& kind);
+
 // Every *.json in `dir`, sorted (none when it is empty or not a folder): the catalogs, profiles and constants a command
 // reads from a folder, to pass as `inputs` above.
 std::vector<std::string> json_files_in(const std::string& dir);

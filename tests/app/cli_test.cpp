@@ -200,6 +200,8 @@ TEST_CASE("app::cli: catalog list --format json carries the columns the table sh
     const auto& j = instances.at(i.at("id").get<std::string>());
     INFO(i.at("id").get<std::string>());
     CHECK(j.at("vcpus") == i.at("vcpus"));
+    CHECK(j.at("name") == i.at("name"));  // README promises it; the JSON had provider but not name
+    CHECK(j.at("provider") == i.at("provider"));
     for (const char* plan : {"reserved", "spot"}) {
       const auto& want = i.at("price_per_hour").at(plan);
       const auto& got = j.at(std::string(plan) + "_per_hour");
@@ -1052,6 +1054,29 @@ TEST_CASE("app::cli: run writes the format its --out name says and refuses a nam
   r = gpuplan("run --no-db -q --plot " + (dir / "p.png").string() + " " + sc);
   CHECK(r.code == 2);
   CHECK(r.out == "--plot " + (dir / "p.png").string() + ": the plot is an SVG image, not .png (name the file .svg)\n");
+  // The same rule for every file a command writes in a fixed format: comm and calibrate check wrote an SVG named
+  // .png and JUnit XML named .txt, run a Chrome trace named .svg, each with exit code 0.
+  const std::string check = "calibrate check --profile calibrate/profiles/h200.json --runs calibrate/measured/h200-2026-12.jsonl";
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"comm --instance aws-p5en.48xlarge --plot " + (dir / "c.png").string(),
+       "gpuplan comm: --plot " + (dir / "c.png").string() + ": the plot is an SVG image, not .png (name the file .svg)"},
+      {check + " --plot " + (dir / "v.png").string(),
+       "--plot " + (dir / "v.png").string() + ": the plot is an SVG image, not .png (name the file .svg)"},
+      {check + " --junit " + (dir / "j.txt").string(),
+       "--junit " + (dir / "j.txt").string() + ": the JUnit report is XML, not .txt (name the file .xml)"},
+      {"run --no-db -q --trace " + (dir / "t.svg").string() + " " + sc,
+       "--trace " + (dir / "t.svg").string() + ": the trace is Chrome trace JSON, not .svg (name the file .json)"}};
+  for (const auto& [args, line] : refused) {
+    INFO(args);
+    r = gpuplan(args);
+    CHECK(r.code == 2);
+    CHECK(r.out == line + "\n");
+  }
+  for (const char* f : {"c.png", "v.png", "j.txt", "t.svg"}) CHECK_FALSE(fs::exists(dir / f));
+  // Upper case and no extension at all are accepted.
+  r = gpuplan("run --no-db -q --plot " + (dir / "P.SVG").string() + " " + sc);
+  CHECK(r.code == 0);
+  CHECK(fs::exists(dir / "P.SVG"));
   fs::remove_all(dir);
 }
 
