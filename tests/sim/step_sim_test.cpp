@@ -175,6 +175,31 @@ TEST_CASE("sim::step: parts add up to the step time, same seed, same result") {
   CHECK(simulate_steps(in, o).step_time.value() != a.step_time.value());
 }
 
+TEST_CASE("sim::step: waiting at the all-reduce for a rank whose input was late counts as input time") {
+  // Eight ranks on one node, compute without noise, one 0.1 ms gradient bucket, a loader with noisy samples:
+  // each step waits for the rank whose batch came last. Independent truth: with identical compute on every
+  // rank the only communication that can be exposed is the bucket itself, which runs once the last rank's
+  // backward ends, so comm_exposed <= 0.1 ms. Before, the wait for the late rank's input (tens of ms) was
+  // reported as exposed communication and the bottleneck was called communication.
+  StepSimInput in = one_rank(10, 20, 2);
+  in.cluster.ranks = 8;
+  in.cluster.ranks_per_node = 8;
+  in.cluster.cpu_cores = 64;
+  in.loader.synthetic = false;
+  in.loader.num_workers = 2;
+  in.loader.batch_cpu = Seconds::ms(80);
+  in.loader.batch_cpu_cv = 0.8;
+  in.loader.h2d_pinned = ByteRate::gbps(50);
+  in.comm.grad_buckets = {Seconds::ms(0.1)};
+  StepSimOptions o = quick(200);
+  o.seed = 3;
+  const auto r = simulate_steps(in, o);
+  CHECK(r.step_time.ms() > 39);  // input-bound: two workers give a batch per 40 ms, compute takes 32
+  CHECK(r.comm_exposed.ms() <= 0.1 + 1e-6);
+  CHECK(r.dataloader_stall.ms() > 5);
+  CHECK((r.compute + r.dataloader_stall + r.comm_exposed).value() == Approx(r.step_time.value()).epsilon(1e-12));
+}
+
 TEST_CASE("sim::step: more workers never slow a CPU-bound loader down (monotone)") {
   StepSimInput in = one_rank(10, 20, 2);
   in.loader.synthetic = false;
