@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <optional>
 
 #include "app/catalog_io.hpp"
@@ -125,9 +126,14 @@ StoredRun to_stored(const Scenario& sc, const std::vector<ConfigOutcome>& all, c
     s.results_json = calibrate::dump_json(config_json(c));
     s.gpus = c.job.cluster.total_gpus();
     s.instance = cluster_label(c.job);
-    s.step_time_s = c.result.step_time.value();
-    s.time_to_train_h = c.result.time_to_train.hours();
-    s.cost_usd = c.result.cost.value();
+    // A configuration the model cannot predict has no step, time or cost: NULL in the store, not 0 (a query that
+    // did not filter on `fits` saw a free run).
+    const double none = std::numeric_limits<double>::quiet_NaN();
+    const bool known = predicted(c.result);
+    s.step_time_s = known ? c.result.step_time.value() : none;
+    // ... and one that never finishes (report.hpp finishes()) no time or cost.
+    s.time_to_train_h = known && finishes(c.result) ? c.result.time_to_train.hours() : none;
+    s.cost_usd = known && finishes(c.result) ? c.result.cost.value() : none;
     s.fits = c.result.fits;
     s.bottleneck = c.result.bottleneck;
     run.configs.push_back(std::move(s));

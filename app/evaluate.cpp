@@ -42,7 +42,7 @@ std::string bottleneck_of(const StepPrediction& p, const sim::StepSimInput& in, 
 JobResult not_predicted(const JobConfig& job, const std::string& why) {
   JobResult r;
   r.steps = job.length.total_steps(job.global_batch());
-  r.bottleneck = "not-predicted";
+  r.bottleneck = "not-predicted";  // report.hpp predicted()
   r.fits = false;  // keeps it out of the recommendation (report::pick_best); the advice says why
   r.advice.push_back("not predicted: " + why);
   r.price_per_hour = cluster_price_per_hour(job);

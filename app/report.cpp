@@ -25,7 +25,16 @@ std::string fixed(double x, int prec) {
 }
 
 std::string money(double x) {
-  if (x >= 1e6) return "$" + fixed(x / 1e6, 2) + "M";
+  // Thousands, millions, billions, trillions as spreadsheets abbreviate them; beyond that in powers of ten (a job
+  // that failures all but stop printed $2617737.26M).
+  if (x >= 1e15) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "$%.2e", x);
+    return buf;
+  }
+  if (x >= 1e12) return "$" + fixed(x / 1e12, x >= 1e14 ? 0 : 2) + "T";
+  if (x >= 1e9) return "$" + fixed(x / 1e9, x >= 1e11 ? 0 : 2) + "B";
+  if (x >= 1e6) return "$" + fixed(x / 1e6, x >= 1e8 ? 0 : 2) + "M";
   if (x >= 1e4) return "$" + fixed(x / 1e3, 1) + "k";
   return "$" + fixed(x, x >= 100 ? 0 : 2);
 }
@@ -50,8 +59,8 @@ std::vector<std::string> table_cells(const ConfigOutcome& c) {
           cut(cluster_label(c.job), 18),
           r.fits ? sig3(r.step_time.value()) : "-",
           r.fits ? sig3(r.throughput_samples_per_s) : "-",
-          r.fits ? sig3(r.time_to_train.hours()) : "-",
-          r.fits ? money(r.cost.value()) : "-",
+          !r.fits ? "-" : finishes(r) ? sig3(r.time_to_train.hours()) : "never",
+          r.fits && finishes(r) ? money(r.cost.value()) : "-",
           r.fits ? fixed(100 * r.gpu_busy_frac, 0) + "%" : "-",
           r.fits ? fixed(100 * r.mfu, 0) + "%" : "-",
           fixed(r.memory_per_gpu.gib(), 1),
@@ -164,6 +173,7 @@ const std::vector<std::string> kBreakdownKeys = {"compute",    "dataloader_stall
 std::string cell_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_null()) return "";
+  if (v.is_number_float() && !std::isfinite(v.get<double>())) return "";  // a job that never finishes
   return calibrate::dump_json(v);
 }
 
@@ -201,7 +211,11 @@ std::string render_md(const std::vector<ConfigOutcome>& all, const std::string& 
   for (const auto& c : all) {
     const auto& r = c.result;
     os << "| " << c.job.id << " | " << c.job.cluster.total_gpus() << " | " << cluster_label(c.job) << " | ";
-    if (r.fits)
+    if (r.fits && !finishes(r))
+      os << sig3(r.step_time.value()) << " | " << sig3(r.step_time_p10.value()) << "-" << sig3(r.step_time_p90.value())
+         << " | " << sig3(r.throughput_samples_per_s) << " | never | - | - | " << money(r.cost_per_1k_steps.value())
+         << " | " << fixed(100 * r.gpu_busy_frac, 0) << "% | " << fixed(100 * r.mfu, 0) << "% | ";
+    else if (r.fits)
       os << sig3(r.step_time.value()) << " | " << sig3(r.step_time_p10.value()) << "-" << sig3(r.step_time_p90.value())
          << " | " << sig3(r.throughput_samples_per_s) << " | " << sig3(r.time_to_train.hours()) << " | "
          << money(r.cost.value()) << " | " << money(r.cost_p10.value()) << "-" << money(r.cost_p90.value()) << " | "
@@ -296,6 +310,16 @@ json config_json(const ConfigOutcome& c) {
                            {"comm_exposed", st.comm_exposed.value()}, {"comm_hidden", st.comm_hidden.value()},
                            {"straggler", st.straggler.value()}};
   j["advice"] = r.advice;
+  if (!predicted(r)) {
+    // Nothing was predicted (the advice says why): no figure, rather than zeros that read as a free, instant run.
+    for (const char* k : {"step_time_s", "throughput_samples_per_s", "time_to_train_h", "cost_usd",
+                          "cost_per_1k_steps_usd", "step_time_p10_s", "step_time_p90_s", "time_to_train_p10_h",
+                          "time_to_train_p90_h", "cost_p10_usd", "cost_p90_usd", "gpu_busy_frac", "mfu",
+                          "memory_gib_per_gpu", "memory_capacity_gib", "memory_needed_gib"})
+      j[k] = nullptr;
+    for (auto* part : {&j["breakdown_s"], &j["step_breakdown_s"]})
+      for (auto& [k, v] : part->items()) v = nullptr;
+  }
   return j;
 }
 
@@ -303,7 +327,7 @@ int pick_best(const std::vector<ConfigOutcome>& all, std::optional<double> deadl
   int best = -1;
   for (std::size_t i = 0; i < all.size(); ++i) {
     const auto& r = all[i].result;
-    if (!r.fits) continue;
+    if (!r.fits || !finishes(r)) continue;
     if (deadline_hours && r.time_to_train.hours() > *deadline_hours) continue;
     if (best < 0 || r.cost < all[static_cast<std::size_t>(best)].result.cost) best = static_cast<int>(i);
   }

@@ -1,6 +1,7 @@
 // Renders run results: aligned table (<= 100 columns), JSON, Markdown and CSV. Shape: docs/output.md.
 #pragma once
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -31,7 +32,15 @@ std::vector<nlohmann::ordered_json> sweep_values(const std::vector<nlohmann::jso
 // the table shows them in its own columns.
 std::string sweep_label(const nlohmann::ordered_json& sweep, const std::vector<std::string>& dims);
 
-// The documented per-configuration JSON object.
+// Whether the model predicted the configuration at all (bottleneck `not-predicted`: a GPU without the precision,
+// a model it cannot express); one that does not fit is predicted.
+inline bool predicted(const JobResult& r) { return r.bottleneck != "not-predicted"; }
+
+// Whether the job ever finishes: failures that come faster than the work between checkpoints make its expected
+// time (and cost) infinite. JSON: null; CSV: empty; never recommended.
+inline bool finishes(const JobResult& r) { return std::isfinite(r.time_to_train.value()); }
+
+// The documented per-configuration JSON object; null figures where nothing was predicted.
 nlohmann::ordered_json config_json(const ConfigOutcome& c);
 // Label of the cluster: the instance id, or "<gpu> x<n>/node".
 std::string cluster_label(const JobConfig& job);

@@ -188,7 +188,7 @@ void job_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   if (a.times->diverges) {
     out.push_back("failures arrive faster than the work between checkpoints completes: checkpoint far more often");
   } else if (b.failures.value() > kJobShare * total) {
-    out.push_back(fmt("failures cost %.0f%% of the job (%.1f expected interruptions): checkpoint more often "
+    out.push_back(fmt("failures cost %.0f%% of the job (%.3g expected interruptions): checkpoint more often "
                       "(Young/Daly: interval ~ sqrt(2 x MTBF x checkpoint time))",
                       100 * b.failures.value() / total, a.times->expected_failures));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace gp::sim {
 
@@ -33,8 +34,11 @@ JobTimes job_times(std::int64_t steps, const StepParts& step, const JobEvents& e
     const double segments = static_cast<double>(out.checkpoints + 1);
     const double tau = useful / segments;
     if (lambda * tau > kDivergent) {
+      // Never finishes: failures come faster than the work between checkpoints. Infinite, so that it ranks
+      // behind every job that finishes (a million times the work, as before, ranked it ahead of slow finite
+      // ones, and restart time and more steps stopped mattering).
       out.diverges = true;
-      b.failures = Seconds(useful * 1e6);  // "never": a million times the work, flagged by `diverges`
+      b.failures = Seconds(std::numeric_limits<double>::infinity());
     } else {
       const double per_segment = (1.0 / lambda + ev.restart.value()) * std::expm1(lambda * tau);
       b.failures = Seconds(std::max(0.0, segments * per_segment - useful));

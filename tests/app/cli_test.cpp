@@ -1177,20 +1177,26 @@ TEST_CASE("app::cli: comm and calibrate outputs never overwrite a catalog file t
   const std::string cat = (dir / "cat").string();
   const std::string gpus = (dir / "cat" / "gpus.json").string();
   const std::string links = (dir / "cat" / "interconnects.json").string();
-  const auto gpus_before = fs::file_size(gpus), links_before = fs::file_size(links);
+  // A plot must be named .svg (or have no extension), so a catalog named .json is refused on its name alone; an
+  // override catalog without an extension still reaches the check that an output is not an input.
+  const std::string over = (dir / "cat-override").string();
+  fs::copy_file("catalogs/gpus.json", over);
+  const auto gpus_before = fs::file_size(gpus), links_before = fs::file_size(links), over_before = fs::file_size(over);
   struct Case {
     std::string args, expect;
   };
   for (const Case& c : std::vector<Case>{
            {"--catalog-dir " + cat + " comm --instance coreweave-8x-h200 --plot " + gpus,
-            "gpuplan comm: " + gpus + ": cannot write the plot there: it is an input of this command (" + gpus + ")"},
+            "gpuplan comm: --plot " + gpus + ": the plot is an SVG image, not .json (name the file .svg)"},
+           {"--catalog-dir " + cat + " --catalog " + over + " comm --instance coreweave-8x-h200 --plot " + over,
+            "gpuplan comm: " + over + ": cannot write the plot there: it is an input of this command (" + over + ")"},
            {"--catalog-dir " + cat + " calibrate comm --nccl calibrate/probes/results/nccl-selftest-h200x1-2026-12-02.json"
             " --instance coreweave-8x-h200 --fit-out " + links,
             "gpuplan calibrate comm: " + links + ": cannot write the fit there: it is an input of this command (" + links +
                 ")"},
-           {"--catalog-dir " + cat + " calibrate check --profile calibrate/profiles/h200.json --gpu h100-sxm --runs "
-            "calibrate/probes/results/h100-holdout22-2026-12-07.jsonl --plot " + gpus,
-            gpus + ": cannot write the plot there: it is an input of this command (" + gpus + ")"}}) {
+           {"--catalog-dir " + cat + " --catalog " + over + " calibrate check --profile calibrate/profiles/h200.json --gpu h100-sxm --runs "
+            "calibrate/probes/results/h100-holdout22-2026-12-07.jsonl --plot " + over,
+            over + ": cannot write the plot there: it is an input of this command (" + over + ")"}}) {
     const auto r = gpuplan(c.args);
     INFO(c.args << "\n" << r.out);
     CHECK(r.code == 2);
@@ -1198,6 +1204,7 @@ TEST_CASE("app::cli: comm and calibrate outputs never overwrite a catalog file t
   }
   CHECK(fs::file_size(gpus) == gpus_before);
   CHECK(fs::file_size(links) == links_before);
+  CHECK(fs::file_size(over) == over_before);
   // Files read by default, not named on the command line: the constants and sim constants beside the profile.
   fs::copy("calibrate/profiles", dir / "prof");
   const std::string prof = (dir / "prof" / "h200.json").string();
@@ -1205,12 +1212,12 @@ TEST_CASE("app::cli: comm and calibrate outputs never overwrite a catalog file t
   const auto fit_before = fs::file_size(fit);
   auto r = gpuplan("calibrate check --profile " + prof + " --runs calibrate/measured/h200-2026-12.jsonl --junit " + fit);
   CHECK(r.code == 2);
-  CHECK(r.out == fit + ": cannot write the JUnit report there: it is an input of this command (" + fit + ")\n");
+  CHECK(r.out == "--junit " + fit + ": the JUnit report is XML, not .json (name the file .xml)\n");
   CHECK(fs::file_size(fit) == fit_before);
   // Two outputs into one file: one was lost (the last writer won).
-  const std::string both = (dir / "both.out").string();
+  const std::string both = (dir / "both").string();
   r = gpuplan("calibrate check --profile calibrate/profiles/h200.json --runs calibrate/measured/h200-2026-12.jsonl "
-              "--junit " + both + " --plot " + (dir / "." / "both.out").string());
+              "--junit " + both + " --plot " + (dir / "." / "both").string());
   CHECK(r.code == 2);
   CHECK(r.out == both + ": cannot write the JUnit report there: it is also where the plot goes\n");
   CHECK_FALSE(fs::exists(both));
@@ -1464,5 +1471,83 @@ TEST_CASE("app::cli: files read by default are inputs: run keeps its profiles, c
   CHECK(r.code == 2);
   CHECK(r.out == (dir / "calibrate" / "profiles" / "sim-constants.json").string() +
                      ":1:1: not valid JSON: syntax error while parsing value - invalid literal; last read: '<'\n");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("app::cli: a configuration that is not predicted has no figures in JSON, CSV or the store, not zeros", "[cli]") {
+  // bf16 on a V100 is not predicted (no bf16 tensor cores); its step, time and cost were 0 in the JSON, the CSV
+  // and the store, where a query that did not filter on `fits` saw a free, instant run. fp16 is predicted.
+  const auto dir = fs::temp_directory_path() / ("gpuplan-notpredicted-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string sc = (dir / "v100.json").string(), db = (dir / "r.db").string();
+  std::ofstream(sc) << R"({"name": "v100", "workload": {"model": "gpt-124m", "micro_batch": 8, "steps": 1000,
+      "precision": ["bf16", "fp16"]}, "cluster": {"instance": "aws-p3.2xlarge"}, "pricing": {"plan": "on-demand"}})";
+  auto r = gp::test::run_gpuplan("run -q --format json --db " + db + " " + sc, true);
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& none = doc.at("configs").at(0);
+  const auto& fp16 = doc.at("configs").at(1);
+  CHECK(none.at("bottleneck") == "not-predicted");
+  for (const char* k : {"step_time_s", "time_to_train_h", "cost_usd", "cost_per_1k_steps_usd", "throughput_samples_per_s",
+                        "gpu_busy_frac", "mfu", "memory_gib_per_gpu", "memory_capacity_gib"}) {
+    INFO(k);
+    CHECK(none.at(k).is_null());
+    CHECK(fp16.at(k).get<double>() > 0);
+  }
+  CHECK(none.at("breakdown_s").at("compute").is_null());
+  CHECK(doc.at("best") == "c0001");
+  r = gp::test::run_gpuplan("run --no-db -q --format csv " + sc, true);
+  REQUIRE(r.code == 0);
+  std::istringstream csv(r.out);
+  std::string head, row0;
+  std::getline(csv, head);
+  std::getline(csv, row0);
+  // id,gpus,nodes,instance,gpu,step_time_s,...: the sixth cell on, up to fits, is empty.
+  CHECK(row0.rfind("c0000,1,1,aws-p3.2xlarge,v100-sxm2-16gb,,,,,,,,,false,not-predicted", 0) == 0);
+  sqlite3* h = nullptr;
+  REQUIRE(sqlite3_open(db.c_str(), &h) == SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  REQUIRE(sqlite3_prepare_v2(h, "SELECT count(*) FROM configs WHERE config_id = 'c0000' AND step_time_s IS NULL AND "
+                                "time_to_train_h IS NULL AND cost_usd IS NULL", -1, &st, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+  CHECK(sqlite3_column_int(st, 0) == 1);
+  sqlite3_finalize(st);
+  sqlite3_close(h);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("app::cli: a job that never finishes is never recommended and has no time or cost", "[cli]") {
+  // GPU MTBF 1 h on 128 GPUs: failures every 28 s. Checkpoints every 10 min leave a finite (astronomical) expected
+  // time; every 60 min the work between checkpoints never completes. The latter was given a finite time shorter
+  // than the former's and recommended as the cheapest.
+  const auto dir = fs::temp_directory_path() / ("gpuplan-never-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string sc = (dir / "never.json").string();
+  std::ofstream(sc) << R"({"name": "never", "workload": {"model": "gpt-1.3b", "micro_batch": 8, "steps": 200000},
+      "cluster": {"instance": "aws-p5en.48xlarge", "nodes": 16, "storage": "local-nvme-raid0-8x"},
+      "checkpoint": {"every_minutes": [10, 60]},
+      "reliability": {"gpu_mtbf_hours": 1, "node_mtbf_hours": 100000, "restart_minutes": 1},
+      "pricing": {"plan": "on-demand"}})";
+  auto r = gp::test::run_gpuplan("run --no-db -q --format json " + sc, true);
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto& slow = doc.at("configs").at(0);
+  const auto& never = doc.at("configs").at(1);
+  CHECK(slow.at("time_to_train_h").get<double>() > 1e6);
+  CHECK(never.at("time_to_train_h").is_null());
+  CHECK(never.at("cost_usd").is_null());
+  CHECK(never.at("step_time_s").get<double>() > 0);  // the step itself is predicted
+  CHECK(doc.at("best") == "c0000");
+  bool said = false;
+  for (const auto& a : never.at("advice")) said = said || a.get<std::string>().find("failures arrive faster") == 0;
+  CHECK(said);
+  r = gpuplan("run --no-db -q " + sc);
+  REQUIRE(r.code == 0);
+  const auto row = r.out.find("\nc0001 ");
+  REQUIRE(row != std::string::npos);
+  const std::string line = r.out.substr(row + 1, r.out.find('\n', row + 1) - row - 1);
+  CHECK(line.find("   never        -") != std::string::npos);  // train h "never", cost "-"
   fs::remove_all(dir);
 }

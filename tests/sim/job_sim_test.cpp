@@ -49,3 +49,31 @@ TEST_CASE("sim::job: more frequent failures never shorten the job (monotone)") {
     prev = total;
   }
 }
+
+TEST_CASE("sim::job: a job that never finishes ranks behind every one that does, across rates and lengths") {
+  // Without checkpoints the whole job is one segment: the expected time (1/lambda + R)(e^(lambda tau) - 1) grows
+  // without bound in tau and lambda. Past the divergence guard (lambda tau > 50) it was a million times the work,
+  // so a longer job (or more failures) came out shorter than a shorter one just under the guard.
+  StepParts st{Seconds(1.0), Seconds(1.0), Seconds(0), Seconds(0)};
+  JobEvents ev;
+  ev.restart = Seconds(60);
+  ev.failures_per_hour = 1.0;  // lambda tau = steps / 3600
+  double prev = 0;
+  for (std::int64_t steps : {36000, 144000, 179000, 181000, 360000, 3600000}) {
+    const JobTimes t = job_times(steps, st, ev);
+    const double total = t.breakdown.total().value();
+    INFO(steps);
+    CHECK(total >= prev);
+    CHECK(t.diverges == (steps / 3600.0 > 50));
+    if (t.diverges) CHECK(std::isinf(total));
+    prev = total;
+  }
+  prev = 0;
+  for (double rate : {0.5, 1.0, 1.3, 1.5, 10.0}) {  // 36 h of work: lambda tau = 18 ... 360
+    ev.failures_per_hour = rate;
+    const double total = job_times(129600, st, ev).breakdown.total().value();
+    INFO(rate);
+    CHECK(total >= prev);
+    prev = total;
+  }
+}
