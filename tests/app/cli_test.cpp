@@ -749,6 +749,52 @@ TEST_CASE("app::cli: held-out sets 9 and 10 on an H100, predicted and committed 
     }
 }
 
+TEST_CASE("app::cli: held-out sets 11 to 13 on an H100, predicted and committed before they ran", "[cli]") {
+  // calibrate/probes/results/h100-holdout{11,12,13}-2026-12-07.jsonl: sets measured on H200s on 2026-12-04, run on a
+  // lent H100 (a fast host: launch probe 5.7-6.1 us a kernel) after their H100 predictions were committed (b874582,
+  // holdout11-13-h100-predictions-2026-12-07.txt). Measured: the 26 steps the model finds GPU-bound 4.88% (largest
+  // ShuffleNetV2 b256 TF32 -21.8%), the 21 launch-bound ones 40.2%, all over-predicted but Swin-S (the host's CPU:
+  // it suggests host_cpu_scale 0.64); OOM 48 of 48 (gpt-2.7b b24 does not fit an H100); peak memory 2.6%.
+  std::map<std::string, double> committed;
+  std::ifstream in("calibrate/probes/results/holdout11-13-h100-predictions-2026-12-07.txt");
+  REQUIRE(in);
+  for (std::string line; std::getline(in, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream row(line);
+    std::string id, ms;
+    row >> id >> ms;
+    if (ms != "-") committed[id] = std::stod(ms);
+  }
+  int gpu = 0, host = 0, oom = 0, records = 0;
+  double gpu_abs = 0, mem_abs = 0;
+  for (const char* set : {"11", "12", "13"}) {
+    const auto j = h100_check(std::string("calibrate/probes/results/h100-holdout") + set + "-2026-12-07.jsonl");
+    oom += j["summary"]["oom_agree"].get<int>();
+    records += j["summary"]["oom_records"].get<int>();
+    for (const auto& x : j["records"]) {
+      const std::string id = x["id"];
+      INFO(id);
+      if (x["step_err_pct"].is_null()) continue;  // the 2.7B step out of memory, as predicted
+      REQUIRE(committed.count(id) == 1);
+      CHECK(x["predicted_step_ms"].get<double>() == Approx(committed[id]).margin(0.051));
+      mem_abs += std::abs(x["peak_mem_err_pct"].get<double>());
+      if (x["bottleneck"].get<std::string>().rfind("gpu", 0) == 0) {
+        CHECK(std::abs(x["step_err_pct"].get<double>()) <= 22.0);
+        gpu_abs += std::abs(x["step_err_pct"].get<double>());
+        ++gpu;
+      } else {
+        ++host;
+      }
+    }
+  }
+  CHECK(gpu == 26);
+  CHECK(host == 21);
+  CHECK(gpu_abs / gpu <= 6.0);
+  CHECK(mem_abs / (gpu + host) <= 4.0);
+  CHECK(oom == 48);
+  CHECK(records == 48);
+}
+
 TEST_CASE("app::cli: held-out sets 18 to 22 on an H200, predicted and committed before they ran", "[cli]") {
   // Sets 18-21 and 22 had run on H100s only; their H200 predictions were committed first (1a00341:
   // holdout18-21-h200-predictions-2026-12-07.txt; holdout22-predictions-2026-12-06.txt), then the sets ran on a lent
