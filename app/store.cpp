@@ -214,6 +214,22 @@ bool Store::configure(bool read_only, std::string* error) {
   }
   if (!exec("PRAGMA foreign_keys = ON", "cannot configure results store", error)) return false;
   if (read_only) return true;
+  // A file this gpuplan will refuse (another program's database, a newer schema) is refused before anything is
+  // written: switching it to WAL rewrote its header (bytes 18-19) although it was "left untouched".
+  const auto version = query_int(db, "PRAGMA user_version");
+  if (!version) {
+    set(error, failure("cannot read schema version"));
+    return false;
+  }
+  if (*version > kStoreSchemaVersion) {
+    set(error, path_ + ": results store has schema version " + std::to_string(*version) +
+                   ", newer than this gpuplan understands (" + std::to_string(kStoreSchemaVersion) + ")");
+    return false;
+  }
+  if (*version == 0 && query_int(db, "SELECT count(*) FROM sqlite_schema").value_or(1) != 0) {
+    set(error, path_ + ": an SQLite database that is not a gpuplan results store (it holds other tables)");
+    return false;
+  }
   Stmt wal(db, "PRAGMA journal_mode = WAL");
   if (!wal.prepared() || wal.step() != SQLITE_ROW) {
     set(error, failure("cannot switch results store to WAL mode"));

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -329,6 +330,13 @@ TEST_CASE("app::store: two writers at once both succeed", "[app][store]") {
   CHECK(raw_query(tmp.path(), "SELECT count(*) FROM configs") == std::to_string(6 * kRunsEach));
 }
 
+namespace {
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+}  // namespace
+
 TEST_CASE("app::store: opening a file that is not a store gives one clean line", "[app][store]") {
   TempDb tmp;
   std::string error;
@@ -348,7 +356,11 @@ TEST_CASE("app::store: opening a file that is not a store gives one clean line",
     REQUIRE(sqlite3_open(tmp.path().c_str(), &db) == SQLITE_OK);
     REQUIRE(sqlite3_exec(db, "CREATE TABLE invoices (n INTEGER)", nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(db);
+    const std::string before = file_bytes(tmp.path());
     CHECK_FALSE(Store::open(tmp.path(), &error).has_value());
+    // Byte for byte: the refused file was switched to WAL first (header bytes 18-19 went from 1 to 2).
+    CHECK(file_bytes(tmp.path()) == before);
+    CHECK_FALSE(fs::exists(tmp.path() + "-wal"));
     CHECK(raw_query(tmp.path(), "SELECT count(*) FROM sqlite_schema") == "1");
   }
   SECTION("a store from a newer gpuplan") {
@@ -356,7 +368,9 @@ TEST_CASE("app::store: opening a file that is not a store gives one clean line",
     REQUIRE(sqlite3_open(tmp.path().c_str(), &db) == SQLITE_OK);
     REQUIRE(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(db);
+    const std::string before = file_bytes(tmp.path());
     CHECK_FALSE(Store::open(tmp.path(), &error).has_value());
+    CHECK(file_bytes(tmp.path()) == before);
     CHECK(error.find("99") != std::string::npos);
   }
   SECTION("a directory") {
