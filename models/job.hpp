@@ -3,7 +3,9 @@
 // the pricing models. Pure value types.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -103,8 +105,10 @@ struct RunLength {
   double epochs = 1;
   [[nodiscard]] std::int64_t total_steps(std::int64_t global_batch) const {
     if (steps) return *steps;
-    double s = samples.value_or(0) * epochs / static_cast<double>(global_batch);
-    return static_cast<std::int64_t>(s + 0.999999);
+    // Whole steps, the last one partial; a margin of a few units in the last place for the division's rounding
+    // (an absolute one, + 0.999999, added a step at 1e14 steps, where a double's spacing is 0.016).
+    const double s = samples.value_or(0) * epochs / static_cast<double>(global_batch);
+    return static_cast<std::int64_t>(std::ceil(s * (1.0 - 4 * std::numeric_limits<double>::epsilon())));
   }
 };
 

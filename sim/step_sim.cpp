@@ -396,7 +396,11 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
   sh.opt = &opt;
   sh.sim = &sim;
   const int warm = opt.warmup_steps >= 0 ? opt.warmup_steps : default_warmup(in);
-  sh.total_steps = warm + std::max(1, opt.steps);
+  // The simulation walks every micro-batch: a long accumulation measures fewer steps, each of them averaging
+  // over its many micro-batches (kMicroBatchBudget in all; 200 steps up to grad_accum 100).
+  const int measured = std::max(1, std::min(opt.steps, kMicroBatchBudget / std::max(1, in.grad_accum)));
+  sh.total_steps = warm + measured;
+  res.measured_steps = measured;
   const auto g = static_cast<int>(std::min<std::int64_t>(in.cluster.ranks_per_node, in.cluster.ranks));
   const std::int64_t nodes_total = (in.cluster.ranks + g - 1) / g;
   const bool full = opt.force_full || in.cluster.ranks <= opt.full_ranks_limit;

@@ -75,6 +75,9 @@ struct StepSimInput {
   int grad_accum = 1;             // micro-batches per optimizer step
 };
 
+// Measured micro-batches a simulation walks at most (StepSimOptions::steps x grad_accum, at least one step).
+inline constexpr int kMicroBatchBudget = 20000;
+
 struct StepSimOptions {
   int steps = 200;                // measured steps (after warm-up)
   int warmup_steps = -1;          // -1: 5 + the steps the prefetch queue needs to fill
@@ -103,6 +106,7 @@ struct StepSimResult {
   Seconds pipeline_bubble;        // mean over ranks of the 1F1B bubble per step (part of comm_exposed)
   int simulated_ranks = 0;
   bool shortcut = false;          // symmetry shortcut used
+  int measured_steps = 0;         // steps averaged (StepSimOptions::steps, fewer for a long accumulation)
   std::uint64_t events = 0;
   std::vector<TraceSpan> trace;
 };

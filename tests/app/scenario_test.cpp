@@ -107,6 +107,40 @@ TEST_CASE("app::scenario: all problems are reported, not only the first", "[scen
   CHECK(d.size() >= 4);
 }
 
+TEST_CASE("app::scenario: a run length beyond a step count is refused, not overflowed", "[scenario]") {
+  // 1e6 samples x 1e14 epochs / 8 per step = 1.25e19 steps: past int64, it came out as a negative time and cost.
+  // Epochs now stop at 1e6, and samples x epochs / global batch at 2^50 steps.
+  auto check = [](const std::string& workload, const std::string& path, const std::string& says) {
+    Diagnostics d;
+    auto sc = load_scenario_text(R"({"workload": )" + workload + R"(, "cluster": {"instance": "aws-p5en.48xlarge"}})",
+                                 "len.json", catalog(), d);
+    INFO(d.render());
+    CHECK_FALSE(sc.has_value());
+    REQUIRE(d.size() == 1);
+    CHECK(d.render().find("len.json:" + path + ": ") == 0);
+    CHECK(d.render().find(says) != std::string::npos);
+  };
+  check(R"({"model": "gpt-350m", "micro_batch": 1, "dataset": {"samples": 1e15, "epochs": 1e6}})",
+        "/workload/dataset", "1.25e+20 optimizer steps");  // 1e15 x 1e6 / (1 x 8 GPUs)
+  check(R"({"model": "gpt-350m", "micro_batch": 1, "dataset": {"samples": 1000000, "epochs": 1e14}})",
+        "/workload/dataset/epochs", "1e+06");
+  check(R"({"model": "gpt-350m", "micro_batch": 1, "dataset": {"samples": 1000, "epochs": 1e7}})",
+        "/workload/dataset/epochs", "1e+06");
+  check(R"({"model": "gpt-350m", "micro_batch": 1, "grad_accum": 131072, "steps": 10})", "/workload/grad_accum",
+        "65536");
+  // The largest dataset, one epoch: 1e15 / 8 = 1.25e14 steps, under 2^50 (1.13e15), is a run length; nine epochs
+  // (1.125e15) are not.
+  check(R"({"model": "gpt-350m", "micro_batch": 1, "dataset": {"samples": 1e15, "epochs": 9.1}})", "/workload/dataset",
+        "optimizer steps");
+  Diagnostics d;
+  auto fine = load_scenario_text(R"({"workload": {"model": "gpt-350m", "micro_batch": 1,
+      "dataset": {"samples": 1e15, "epochs": 1}}, "cluster": {"instance": "aws-p5en.48xlarge"}})",
+                                 "len.json", catalog(), d);
+  INFO(d.render());
+  REQUIRE(fine.has_value());
+  CHECK(fine->configs.at(0).length.total_steps(fine->configs.at(0).global_batch()) == 125000000000000LL);
+}
+
 TEST_CASE("app::scenario: sweep expands to the cartesian product", "[scenario][sweep]") {
   auto doc = json::parse(R"({"a": [1, 2, 3], "b": {"c": ["x", "y"]}, "d": 5})");
   auto pts = expand_sweep(doc, 1000);

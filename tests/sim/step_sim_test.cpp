@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #include "sim/step_sim.hpp"
 
@@ -295,4 +296,18 @@ TEST_CASE("sim::step: shortcut with one GPU per node keeps a normal rank beside 
   CHECK(b.simulated_ranks == 2);
   CHECK(b.step_time.value() == Approx(a.step_time.value()).epsilon(0.01));
   CHECK(b.compute.value() == Approx(a.compute.value()).epsilon(0.01));  // the mean rank, not the slowest
+}
+
+TEST_CASE("sim::step: a long gradient accumulation measures fewer steps and keeps the step time") {
+  // Every micro-batch is simulated: 2^20 of them a step took minutes. Steps x grad_accum stop at kMicroBatchBudget
+  // (20,000) measured micro-batches, at least one step. Hand-computed: no noise, 1 ms forward + 2 ms backward per
+  // micro-batch and a 5 ms optimizer step, so a step is 3 ms x grad_accum + 5 ms whatever the number measured.
+  StepSimInput in = one_rank(1, 2, 5);
+  for (const auto& [accum, measured] : std::vector<std::pair<int, int>>{{1, 200}, {100, 200}, {1000, 20}, {65536, 1}}) {
+    in.grad_accum = accum;
+    const auto r = simulate_steps(in, quick(200));
+    INFO(accum);
+    CHECK(r.measured_steps == measured);
+    CHECK(r.step_time.ms() == Approx(3.0 * accum + 5).epsilon(1e-9));
+  }
 }
