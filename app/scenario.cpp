@@ -585,6 +585,14 @@ std::optional<Scenario> load_scenario_text(const std::string& text, const std::s
         if (!fresh) it->second.second = it->second.second || read;
       }
     }
+    // Spot interruptions are failures of the spot plan only: under another plan they were ignored without a word.
+    if (const auto rel = pt.doc.find("reliability"); rel != pt.doc.end() && rel->is_object() &&
+                                                     rel->contains("spot_interruptions_per_day")) {
+      const bool read = job.pricing.plan == PricingPlan::spot;
+      auto [it, fresh] = plan_fields.try_emplace("spot_interruptions_per_day",
+                                                 pt.original_pointer("/reliability/spot_interruptions_per_day"), read);
+      if (!fresh) it->second.second = it->second.second || read;
+    }
     for (const auto& d : local.items()) {
       Diagnostic fixed = d;
       fixed.pointer = pt.original_pointer(d.pointer);
@@ -613,7 +621,10 @@ std::optional<Scenario> load_scenario_text(const std::string& text, const std::s
   }
   for (const auto& [key, where] : plan_fields) {
     if (where.second) continue;
-    if (key == "price_per_gpu_hour") {
+    if (key == "spot_interruptions_per_day") {
+      diags.add(name, where.first, "applies only to \"plan\": \"spot\" and no configuration of this scenario is on "
+                                   "spot; remove it or set the plan");
+    } else if (key == "price_per_gpu_hour") {
       diags.add(name, where.first, "does not apply to \"plan\": \"on-prem\", whose price is the TCO of "
                                    "\"capex_per_node_usd\", power and staff; remove it or choose another plan");
     } else {

@@ -141,6 +141,22 @@ TEST_CASE("app::scenario: a run length beyond a step count is refused, not overf
   CHECK(fine->configs.at(0).length.total_steps(fine->configs.at(0).global_batch()) == 125000000000000LL);
 }
 
+TEST_CASE("app::scenario: spot interruptions under a plan that is never spot are refused", "[scenario]") {
+  // 1,000 interruptions a day on an on-demand plan gave the same $74.81 as none, without a word.
+  auto load = [](const std::string& plan, Diagnostics& d) {
+    return load_scenario_text(R"({"workload": {"model": "gpt-350m", "micro_batch": 4, "steps": 1000},
+        "cluster": {"instance": "aws-p5en.48xlarge"}, "reliability": {"spot_interruptions_per_day": 1000},
+        "pricing": {"plan": )" + plan + "}}",
+                              "spot.json", catalog(), d);
+  };
+  Diagnostics d1, d2, d3;
+  CHECK_FALSE(load(R"("on-demand")", d1).has_value());
+  CHECK(d1.render() == "spot.json:/reliability/spot_interruptions_per_day: applies only to \"plan\": \"spot\" and no "
+                       "configuration of this scenario is on spot; remove it or set the plan\n");
+  CHECK(load(R"("spot")", d2).has_value());
+  CHECK(load(R"(["on-demand", "spot"])", d3).has_value());  // read by the spot half of the sweep
+}
+
 TEST_CASE("app::scenario: sweep expands to the cartesian product", "[scenario][sweep]") {
   auto doc = json::parse(R"({"a": [1, 2, 3], "b": {"c": ["x", "y"]}, "d": 5})");
   auto pts = expand_sweep(doc, 1000);
