@@ -1,5 +1,7 @@
 #include "sim/advice.hpp"
 
+#include "sim/job_inputs.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -231,6 +233,44 @@ int workers_needed(const StepSimInput& in, const StepSimResult& r) {
   return std::max(1, static_cast<int>(std::ceil(work / per_micro)));
 }
 
+// Host memory a node needs at least, against the container's --memory limit (or the instance's RAM): the
+// DataLoader's queue of prefetch_factor x num_workers batches and the one in use, per GPU (without workers the
+// training process holds the batch it loads and the one in use), and an asynchronous checkpoint's copy of the
+// node's share of the state in host memory. A lower bound: worker processes' own memory is not counted.
+static void host_memory_advice(const AdviceInputs& a, std::vector<std::string>& out) {
+  const JobConfig& j = *a.job;
+  double limit = 0;
+  const char* what = "";
+  if (j.container.memory && j.container.memory->value() > 0) {
+    limit = j.container.memory->value();
+    what = "container's memory_gib";
+  } else if (j.cluster.instance && j.cluster.instance->ram.value() > 0) {
+    limit = j.cluster.instance->ram.value();
+    what = "instance's RAM";
+  }
+  if (limit <= 0) return;
+  const LoaderWork& L = a.input->loader;
+  const double batches = L.synthetic ? 0.0 : L.num_workers > 0 ? L.prefetch_factor * L.num_workers + 1.0 : 2.0;
+  const double loader = j.cluster.gpus_per_node * batches * L.batch_bytes.value();
+  double ckpt = 0;
+  if (j.checkpoint.enabled && j.checkpoint.async) {
+    const bool sharded = j.parallel.strategy != DataParallel::ddp;
+    ckpt = checkpoint_bytes(j).value() / (sharded ? std::max(1, j.cluster.nodes) : 1);
+  }
+  const double need = loader + ckpt;
+  if (need <= limit) return;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  std::string s = fmt("host memory: at least %.1f GiB per node (", need / kGiB);
+  if (loader > 0)
+    s += fmt("%.0f DataLoader batches of %.2f GB per GPU", batches, L.batch_bytes.value() / 1e9);
+  if (loader > 0 && ckpt > 0) s += " and ";
+  if (ckpt > 0) s += fmt("the asynchronous checkpoint's %.1f GB host copy", ckpt / 1e9);
+  s += std::string("), more than the ") + what + fmt(" of %.1f GiB: the job would be killed for memory", limit / kGiB);
+  if (loader > 0) s += "; lower prefetch_factor or num_workers";
+  if (j.container.memory) s += "; or raise memory_gib";
+  out.push_back(s);
+}
+
 std::vector<std::string> advise(const AdviceInputs& a) {
   std::vector<std::string> out;
   memory_advice(a, out);
@@ -238,6 +278,7 @@ std::vector<std::string> advise(const AdviceInputs& a) {
   compute_advice(a, out);
   comm_advice(a, out);
   job_advice(a, out);
+  host_memory_advice(a, out);
   return out;
 }
 

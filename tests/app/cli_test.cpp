@@ -1597,3 +1597,30 @@ TEST_CASE("app::cli: a job that never finishes is never recommended and has no t
   CHECK(line.find("   never        -") != std::string::npos);  // train h "never", cost "-"
   fs::remove_all(dir);
 }
+
+TEST_CASE("app::cli: a container memory limit below the DataLoader queues is named in the advice", "[cli]") {
+  // container.memory_gib was read and then ignored. Hand-computed: 100 samples of 1e6 bytes are 1e8 bytes a batch;
+  // 8 workers x prefetch 4 + the batch in use = 33 batches per GPU, x 8 GPUs = 2.64e10 bytes = 24.6 GiB a node.
+  const auto dir = fs::temp_directory_path() / ("gpuplan-hostmem-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string sc = (dir / "hm.json").string();
+  std::ofstream(sc) << R"({"name": "host memory", "workload": {"model": "resnet50", "micro_batch": 100, "steps": 1000},
+      "software": {"dataloader": {"source": "cpu", "num_workers": 8, "prefetch_factor": 4, "sample_cpu_ms": 3.159,
+                                  "sample_bytes": 1000000, "worker_startup_s": 1.0}},
+      "container": {"image": "ngc-pytorch-24.10", "memory_gib": [24, 25]},
+      "cluster": {"instance": "aws-p5en.48xlarge"}, "pricing": {"plan": "on-demand"}})";
+  const auto r = gp::test::run_gpuplan("run --no-db -q --format json " + sc, true);
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  auto host_advice = [](const nlohmann::json& c) {
+    for (const auto& a : c.at("advice"))
+      if (a.get<std::string>().rfind("host memory:", 0) == 0) return a.get<std::string>();
+    return std::string();
+  };
+  const std::string low = host_advice(doc.at("configs").at(0));
+  CHECK(low.find("at least 24.6 GiB per node (33 DataLoader batches of 0.10 GB per GPU)") != std::string::npos);
+  CHECK(low.find("memory_gib of 24.0 GiB") != std::string::npos);
+  CHECK(host_advice(doc.at("configs").at(1)).empty());  // 25 GiB holds 24.6
+  fs::remove_all(dir);
+}
