@@ -263,12 +263,18 @@ void print_table(const Cluster& c, const Sweep& s, const std::string& algo_name)
               t.nodes > 1 ? (", " + c.network_id).c_str() : "", algo_name.c_str());
   std::printf("#%15s %13s %7s %13s %10s %8s %8s\n", "size", "count", "type", "algo", "time", "algbw", "busbw");
   std::printf("#%15s %13s %7s %13s %10s %8s %8s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)");
+  std::string fell_back;  // the algorithm used where the one asked for does not apply (docs/calibration.md)
   for (const std::uint64_t b : sweep_sizes(s.op, s.min_bytes, s.max_bytes, t.ranks())) {
     const auto r = collective::estimate(s.op, Bytes(static_cast<double>(b)), t, s.algo);
     std::printf("%16llu %13llu %7s %13s %10.2f %8.2f %8.2f\n", static_cast<unsigned long long>(b),
                 static_cast<unsigned long long>(element_count(s.op, b, t.ranks())), "float",
                 collective::to_string(r.algorithm), r.time.us(), r.algbw.gbps(), r.busbw.gbps());
+    if (s.algo && r.algorithm != *s.algo && fell_back.empty()) fell_back = collective::to_string(r.algorithm);
   }
+  // The header says what was asked; a row that runs another algorithm said so only in its column.
+  if (!fell_back.empty())
+    std::printf("# note: %s does not apply to %s on this cluster; the rows use %s (column algo)\n", algo_name.c_str(),
+                collective::to_string(s.op), fell_back.c_str());
 }
 
 void print_json(const Cluster& c, const Sweep& s, const std::string& algo_name) {

@@ -20,6 +20,20 @@ constexpr long long kMaxAccum = 1LL << 16;
 
 using Points = std::vector<SweepPoint>;
 
+// Pointers of lists directly inside a list: a sweep's list holds values or objects, and [[1, [2, [4]]]] was
+// flattened into three configurations without a word.
+void nested_lists(const json& v, const std::string& ptr, std::vector<std::string>& out) {
+  if (v.is_array()) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string elem = ptr + "/" + std::to_string(i);
+      if (v[i].is_array()) out.push_back(elem);
+      else nested_lists(v[i], elem, out);
+    }
+  } else if (v.is_object()) {
+    for (auto it = v.begin(); it != v.end(); ++it) nested_lists(it.value(), ptr + "/" + pointer_escape(it.key()), out);
+  }
+}
+
 bool expand_into(const json& v, const std::string& cptr, const std::string& optr, std::size_t limit, Points& out) {
   out.clear();
   if (v.is_array()) {
@@ -183,6 +197,10 @@ struct Parser {
     auto micro = r.integer("micro_batch", false, 1, kMaxBatch);
     auto accum = r.integer("grad_accum", false, 1, kMaxAccum);
     const long long dp = job.parallel.dp;
+    // tp x pp that does not divide the GPUs is reported on its own (consistency); the data-parallel size is then
+    // no number to check the global batch against.
+    const int mp = std::max(1, job.parallel.tp * job.parallel.pp);
+    const bool dp_known = job.cluster.total_gpus() % mp == 0;
     if (!r.has("global_batch") && !r.has("micro_batch")) {
       r.error(r.pointer(), "must give \"global_batch\" or \"micro_batch\" (samples per GPU per micro-batch)");
     } else if (!global && !micro) {
@@ -197,7 +215,7 @@ struct Parser {
                                             ", more than " + std::to_string(mb > kMaxBatch ? kMaxBatch : kMaxAccum) + "; give micro_batch and grad_accum");
         mb = std::min(mb, kMaxBatch);
         ga = std::min(ga, kMaxAccum);
-      } else if (mb <= 0 || mb * ga * dp != *global) {
+      } else if ((mb <= 0 || mb * ga * dp != *global) && dp_known) {
         r.error(r.path("global_batch"), "must equal micro_batch x grad_accum x data-parallel size (" +
                                             std::to_string(dp) + "), got " + std::to_string(*global));
         mb = std::max<long long>(mb, 1);
@@ -213,7 +231,9 @@ struct Parser {
     auto steps = r.integer("steps", false, 1, kBigInt);
     const json* ds = r.object("dataset", false);
     if (steps && ds) r.error(r.path("dataset"), "give either \"steps\" or \"dataset\", not both");
-    if (!steps && !ds) r.error(r.pointer(), "must give the run length: \"steps\" or \"dataset\" {samples, epochs}");
+    // A "steps" of the wrong type or range is reported where it is; "must give" is only for a missing one.
+    if (!r.has("steps") && !r.has("dataset"))
+      r.error(r.pointer(), "must give the run length: \"steps\" or \"dataset\" {samples, epochs}");
     if (steps) job.length.steps = *steps;
     if (ds) {
       ObjectReader dr(ds, file, r.path("dataset"), diags);
@@ -552,6 +572,11 @@ std::optional<Scenario> load_scenario_text(const std::string& text, const std::s
     diags.add(name, "", "must be an object with \"workload\" and \"cluster\"");
     return std::nullopt;
   }
+  std::vector<std::string> nested;
+  nested_lists(*doc, "", nested);
+  for (const auto& ptr : nested)
+    diags.add(name, ptr, "a list inside a list: a sweep lists values or objects (write [1, 2, 4], not [[1, 2], 4])");
+  if (!nested.empty()) return std::nullopt;
   auto points = expand_sweep(*doc, kMaxSweepConfigs);
   if (!points) {
     diags.add(name, "", "the sweep expands to more than " + std::to_string(kMaxSweepConfigs) +

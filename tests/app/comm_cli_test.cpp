@@ -178,3 +178,16 @@ TEST_CASE("app::comm: --plot draws one point per message size with the algorithm
   CHECK(bad.code == 2);
   CHECK(bad.out.find("gpuplan comm: /nonexistent-dir/c.svg: cannot write the plot") != std::string::npos);
 }
+
+TEST_CASE("app::comm: an --algo that does not apply is named in a note under the table", "[cli][comm]") {
+  // All-to-all has no tree: the model runs it direct (docs/calibration.md), and the header said "algo tree" while
+  // every row said direct, with nothing to tie the two together.
+  Run r = gpuplan_comm("--instance aws-p5en.48xlarge --op alltoall --algo tree --max-bytes 1024", true);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("# note: tree does not apply to alltoall on this cluster; the rows use direct") != std::string::npos);
+  // A ring all-reduce is a ring all-reduce: no note.
+  r = gpuplan_comm("--instance aws-p5en.48xlarge --op allreduce --algo ring --max-bytes 1024", true);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("# note:") == std::string::npos);
+  CHECK(count_lines(r.out, true) == 8);  // 8 B .. 1 KiB
+}

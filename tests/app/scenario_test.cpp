@@ -157,6 +157,28 @@ TEST_CASE("app::scenario: spot interruptions under a plan that is never spot are
   CHECK(load(R"(["on-demand", "spot"])", d3).has_value());  // read by the spot half of the sweep
 }
 
+TEST_CASE("app::scenario: a list inside a sweep list is refused and follow-on lines are not printed", "[scenario]") {
+  // [[1, [2, [4]]]] ran three configurations, flattened without a word; a "steps" of the wrong type also said
+  // "must give the run length"; tp = 3 on 8 GPUs also said the global batch did not match a data-parallel size of 2.
+  auto lines = [](const std::string& text) {
+    Diagnostics d;
+    auto sc = load_scenario_text(text, "s.json", catalog(), d);
+    CHECK_FALSE(sc.has_value());
+    return d.render();
+  };
+  CHECK(lines(R"({"workload": {"model": "gpt-350m", "micro_batch": 1, "steps": 10},
+      "cluster": {"instance": "aws-p5en.48xlarge", "nodes": [[1, [2, [4]]]]}})") ==
+        "s.json:/cluster/nodes/0: a list inside a list: a sweep lists values or objects (write [1, 2, 4], not "
+        "[[1, 2], 4])\n");
+  CHECK(lines(R"({"workload": {"model": "gpt-350m", "micro_batch": 1, "steps": "10"},
+      "cluster": {"instance": "aws-p5en.48xlarge"}})") ==
+        "s.json:/workload/steps: must be a positive integer, got \"10\"\n");
+  CHECK(lines(R"({"workload": {"model": "gpt-350m", "global_batch": 16, "micro_batch": 1, "steps": 10},
+      "software": {"parallelism": {"tp": 3}}, "cluster": {"instance": "aws-p5en.48xlarge"}})") ==
+        "s.json:/software/parallelism: tp x pp (3) must divide the GPU count (8)\n"
+        "s.json:/software/parallelism/tp: must divide the attention heads (16)\n");
+}
+
 TEST_CASE("app::scenario: sweep expands to the cartesian product", "[scenario][sweep]") {
   auto doc = json::parse(R"({"a": [1, 2, 3], "b": {"c": ["x", "y"]}, "d": 5})");
   auto pts = expand_sweep(doc, 1000);
