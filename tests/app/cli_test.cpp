@@ -32,6 +32,24 @@ nlohmann::json h100_check(const std::string& runs) {
   return nlohmann::json::parse(r.out);
 }
 
+// id -> step ms of the predictions committed before a held-out set ran (FILE: "# ..." comments, then
+// "ID MS [P10, P90] ..." per record, "-" for a step predicted out of memory).
+std::map<std::string, double> committed_predictions(const std::vector<std::string>& files) {
+  std::map<std::string, double> out;
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    REQUIRE(in);
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      std::istringstream row(line);
+      std::string id, ms;
+      row >> id >> ms;
+      if (ms != "-") out[id] = std::stod(ms);
+    }
+  }
+  return out;
+}
+
 std::string temp_db(const char* tag) {
   auto p = fs::temp_directory_path() / (std::string("gpuplan-cli-") + tag + "-" + std::to_string(::getpid()) + ".db");
   fs::remove(p);
@@ -755,16 +773,7 @@ TEST_CASE("app::cli: held-out sets 11 to 13 on an H100, predicted and committed 
   // holdout11-13-h100-predictions-2026-12-07.txt). Measured: the 26 steps the model finds GPU-bound 4.88% (largest
   // ShuffleNetV2 b256 TF32 -21.8%), the 21 launch-bound ones 40.2%, all over-predicted but Swin-S (the host's CPU:
   // it suggests host_cpu_scale 0.64); OOM 48 of 48 (gpt-2.7b b24 does not fit an H100); peak memory 2.6%.
-  std::map<std::string, double> committed;
-  std::ifstream in("calibrate/probes/results/holdout11-13-h100-predictions-2026-12-07.txt");
-  REQUIRE(in);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') continue;
-    std::istringstream row(line);
-    std::string id, ms;
-    row >> id >> ms;
-    if (ms != "-") committed[id] = std::stod(ms);
-  }
+  auto committed = committed_predictions({"calibrate/probes/results/holdout11-13-h100-predictions-2026-12-07.txt"});
   int gpu = 0, host = 0, oom = 0, records = 0;
   double gpu_abs = 0, mem_abs = 0;
   for (const char* set : {"11", "12", "13"}) {
@@ -800,20 +809,8 @@ TEST_CASE("app::cli: held-out sets 18 to 22 on an H200, predicted and committed 
   // holdout18-21-h200-predictions-2026-12-07.txt; holdout22-predictions-2026-12-06.txt), then the sets ran on a lent
   // H200 on 2026-12-07 (set 18 stopped at its time limit after one step). Measured: set 22 MAPE 4.88% (largest
   // RegNetY-8GF b192 +19.5%), set 20 5.12%, set 21 3.34%, set 18's one step -1.9%.
-  std::map<std::string, double> committed;  // id -> committed H200 step ms
-  for (const char* f : {"calibrate/probes/results/holdout22-predictions-2026-12-06.txt",
-                        "calibrate/probes/results/holdout18-21-h200-predictions-2026-12-07.txt"}) {
-    std::ifstream in(f);
-    REQUIRE(in);
-    std::string line;
-    while (std::getline(in, line)) {
-      if (line.empty() || line[0] == '#') continue;
-      std::istringstream row(line);
-      std::string id, ms;
-      row >> id >> ms;
-      if (ms != "-") committed[id] = std::stod(ms);
-    }
-  }
+  auto committed = committed_predictions({"calibrate/probes/results/holdout22-predictions-2026-12-06.txt",
+                                          "calibrate/probes/results/holdout18-21-h200-predictions-2026-12-07.txt"});
   REQUIRE(committed.size() >= 40);
   int steps = 0;
   for (const char* set : {"22", "20", "21", "18-partial"}) {
