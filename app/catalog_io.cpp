@@ -5,6 +5,7 @@
 #include <cctype>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "app/cli.hpp"
 #include "app/json_reader.hpp"
@@ -17,6 +18,20 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr double kBig = 1e18;
+
+// A rate that is 0 (what `zero_means`: none, or not given) or in [min, max]. A positive value below any real link
+// (1e-300 GB/s) made a step that never finished, 1e-6 GB/s a step of 1.5 million seconds.
+std::optional<double> zero_or_in(ObjectReader& r, const char* key, double min, double max, const char* zero_means) {
+  r.accept(key);
+  if (!r.has(key)) return std::nullopt;
+  const json& v = (*r.object_ptr())[key];
+  if (v.is_number() && (v.get<double>() == 0 || (v.get<double>() >= min && v.get<double>() <= max)))
+    return v.get<double>();
+  std::ostringstream want;
+  want << "must be 0 (" << zero_means << ") or a number in [" << min << ", " << max << "], got " << brief(v);
+  r.error(r.path(key), want.str());
+  return std::nullopt;
+}
 
 Provenance read_prov(ObjectReader& r) {
   Provenance p;
@@ -59,11 +74,11 @@ std::optional<GpuSpec> read_gpu(ObjectReader& r) {
   g.hbm = Bytes::gib(r.number("hbm_GiB", true, 1, 1e5).value_or(0));
   g.hbm_bw = ByteRate::gbps(r.number("hbm_bw_GBps", true, 10, 1e6).value_or(0));
   g.sm_count = static_cast<int>(r.integer("sm_count", false, 1, 100000).value_or(0));
-  g.nvlink_bw = ByteRate::gbps(r.number("nvlink_GBps", false, 0, kBig).value_or(0));
+  g.nvlink_bw = ByteRate::gbps(zero_or_in(r, "nvlink_GBps", 0.01, 1e5, "no NVLink").value_or(0));
   g.pcie_gen = static_cast<int>(r.integer("pcie_gen", false, 1, 7).value_or(0));  // 0: not given (informative only)
-  g.pcie_bw = ByteRate::gbps(r.number("pcie_GBps", false, 0, kBig).value_or(0));
+  g.pcie_bw = ByteRate::gbps(zero_or_in(r, "pcie_GBps", 0.01, 1e5, "not given").value_or(0));
   g.tdp = Watts(r.number("tdp_W", true, 1, 1e5).value_or(0));
-  g.idle = Watts(r.number("idle_W", false, 0, kBig).value_or(0));
+  g.idle = Watts(r.number("idle_W", false, 0, 1e5).value_or(0));
   r.accept("arch");
   r.accept("memory");
   g.prov = read_prov(r);
@@ -79,7 +94,8 @@ std::optional<InstanceSpec> read_instance(ObjectReader& r) {
   s.gpus = static_cast<int>(r.integer("gpus", true, 1, 1 << 20).value_or(1));
   s.vcpus = static_cast<int>(r.integer("vcpus", false, 1, 1 << 20).value_or(0));
   s.ram = Bytes::gib(r.number("ram_GiB", false, 0, kBig).value_or(0));
-  s.network_bw = ByteRate::gbit(r.number("network_Gbps", false, 0, kBig).value_or(0));
+  // 0: not given, the network link's line rate is used. At least 0.1 Gb/s (~0.01 GB/s), as a link's bw_GBps.
+  s.network_bw = ByteRate::gbit(zero_or_in(r, "network_Gbps", 0.1, 1e6, "not given").value_or(0));
   s.network = r.string("network", false).value_or("");
   s.intra_node = r.string("intra_node", false).value_or("");
   s.local_nvme = Bytes::tb(r.number("local_nvme_TB", false, 0, kBig).value_or(0));
@@ -125,13 +141,14 @@ std::optional<InterconnectSpec> read_interconnect(ObjectReader& r) {
 std::optional<StorageSpec> read_storage(ObjectReader& r) {
   StorageSpec s;
   s.id = r.string("id", true).value_or("");
-  s.kind = r.string("kind", true).value_or("");
+  s.kind = r.choice("kind", true, {"local-nvme", "block", "nfs", "lustre", "object"}).value_or("");
   s.read_bw = ByteRate::gbps(r.number("read_GBps", true, 0.001, 1e5).value_or(0));
   s.write_bw = ByteRate::gbps(r.number("write_GBps", true, 0.001, 1e5).value_or(0));
   if (const json* l = r.object("latency_ms", true)) {
     ObjectReader lr(l, r.file(), r.path("latency_ms"), r.diags());
-    s.latency.p50 = Seconds::ms(lr.number("p50", true, 0, kBig).value_or(0));
-    s.latency.p99 = Seconds::ms(lr.number("p99", true, 0, kBig).value_or(0));
+    // Up to 1000 s: beyond any storage system that still answers.
+    s.latency.p50 = Seconds::ms(lr.number("p50", true, 0, 1e6).value_or(0));
+    s.latency.p99 = Seconds::ms(lr.number("p99", true, 0, 1e6).value_or(0));
     lr.accept("p90");
     lr.finish();
   }
@@ -171,24 +188,34 @@ std::optional<ModelSpec> read_model(ObjectReader& r) {
   m.dims.layers = static_cast<int>(r.integer("layers", m.family == ModelFamily::gpt, 1, 100000).value_or(0));
   m.dims.d_model = static_cast<int>(r.integer("d_model", m.family == ModelFamily::gpt, 1, 1 << 20).value_or(0));
   m.dims.heads = static_cast<int>(r.integer("heads", m.family == ModelFamily::gpt, 1, 1 << 16).value_or(0));
-  m.dims.vocab = static_cast<int>(r.integer("vocab", false, 0, 1 << 24).value_or(transformer && m.family == ModelFamily::gpt ? 50304 : 0));
+  m.dims.vocab = static_cast<int>(r.integer("vocab", false, 1, 1 << 24).value_or(transformer && m.family == ModelFamily::gpt ? 50304 : 0));
   m.dims.seq = static_cast<int>(r.integer("seq", false, 1, 1 << 24).value_or(1024));
   m.dims.d_ff = static_cast<int>(r.integer("d_ff", false, 1, 1 << 24).value_or(0));
   m.dims.tied_embeddings = r.boolean("tied_embeddings", false).value_or(true);
-  m.params = r.positive("params", !transformer || m.family == ModelFamily::vit).value_or(0);
-  m.fwd_flops_per_sample = r.positive("fwd_flops_per_sample", !transformer || m.family == ModelFamily::vit).value_or(0);
-  m.activation_bytes_per_sample = Bytes(r.positive("activation_bytes_per_sample", false).value_or(0));
+  // The bounds of a scenario's generic model (app/scenario.cpp): far beyond any real model (100 T parameters, 1e18
+  // FLOP and 1 TB of activations a sample, 10 GB samples), short of values that overflow or never finish (a 1e15-byte
+  // sample made a loader that never ended; 1e-300 parameters or FLOPs are no model).
+  const bool sized = !transformer || m.family == ModelFamily::vit;
+  m.params = r.number("params", sized, 1, 1e14).value_or(0);
+  m.fwd_flops_per_sample = r.number("fwd_flops_per_sample", sized, 1, 1e18).value_or(0);
+  m.activation_bytes_per_sample = Bytes(r.number("activation_bytes_per_sample", false, 1, 1e12).value_or(0));
   m.layers_hint = static_cast<int>(r.integer("layers_hint", false, 1, 100000).value_or(0));
+  // [channels, height, width], as the models read it (another length was taken for "no shape", silently).
   if (const json* a = r.array("input_shape", false)) {
-    for (std::size_t i = 0; i < a->size(); ++i) {
-      if (!(*a)[i].is_number_integer() || (*a)[i].get<long long>() <= 0) {
-        r.error(r.path("input_shape") + "/" + std::to_string(i), "must be a positive integer, got " + brief((*a)[i]));
-      } else {
-        m.input_shape.push_back((*a)[i].get<int>());
+    if (a->size() != 3) {
+      r.error(r.path("input_shape"), "must be [channels, height, width], three integers in [1, 100000], got " + brief(*a));
+    } else {
+      for (std::size_t i = 0; i < a->size(); ++i) {
+        const json& v = (*a)[i];
+        if (!v.is_number_integer() || v.get<long long>() < 1 || v.get<long long>() > 100000) {
+          r.error(r.path("input_shape") + "/" + std::to_string(i), "must be an integer in [1, 100000], got " + brief(v));
+        } else {
+          m.input_shape.push_back(v.get<int>());
+        }
       }
     }
   }
-  m.sample_bytes = Bytes(r.positive("sample_bytes", false).value_or(0));
+  m.sample_bytes = Bytes(r.number("sample_bytes", false, 1, 1e10).value_or(0));
   r.accept("name");
   m.dims.patch = static_cast<int>(r.integer("patch", false, 1, 4096).value_or(0));  // ViT patch size (0: 16)
   r.accept("image_hw");
