@@ -225,6 +225,10 @@ std::optional<ModelSpec> read_model(ObjectReader& r) {
 
 // Where each instance entry was read (file, JSON pointer), for cross-reference errors.
 using Origins = std::map<std::string, std::pair<std::string, std::string>>;
+// The ids of entries that were reported and left out, by kind ("gpus", ...). They are still known ids: an instance
+// naming a GPU whose entry had a wrong field is not a second problem (it printed "unknown GPU id" under the real one
+// for every instance of that GPU).
+using Reported = std::map<std::string, std::set<std::string>>;
 
 // An id is what scenarios, tables, CSV columns and SVG labels show: letters, digits and . _ - + /, at most 100.
 // (An empty id printed a blank column, a newline split table rows, a BEL made the SVG unreadable.)
@@ -238,7 +242,8 @@ bool valid_id(const std::string& id) {
 
 template <class Spec, class Reader>
 void read_kind(const json& doc, const char* kind, const std::string& file, Diagnostics& diags,
-               std::map<std::string, Spec>& into, Reader read, bool overriding, Origins* origins = nullptr) {
+               std::map<std::string, Spec>& into, Reader read, bool overriding, Reported& reported,
+               Origins* origins = nullptr) {
   const std::string base = std::string("/") + kind;
   const json& list = doc[kind];
   if (!list.is_array()) {
@@ -253,7 +258,10 @@ void read_kind(const json& doc, const char* kind, const std::string& file, Diagn
     if (!r.ok()) continue;
     auto spec = read(r);
     r.finish();
-    if (!spec || diags.size() != before) continue;
+    if (!spec || diags.size() != before) {
+      if (spec && valid_id(spec->id)) reported[kind].insert(spec->id);
+      continue;
+    }
     if (!valid_id(spec->id)) {
       diags.add(file, ptr + "/id",
                 "expected an id of 1 to 100 letters, digits and . _ - + /, got " + brief(json(spec->id)));
@@ -274,7 +282,8 @@ void read_kind(const json& doc, const char* kind, const std::string& file, Diagn
   }
 }
 
-void load_file(const std::string& path, Catalog& cat, Diagnostics& diags, Origins& origins, bool overriding) {
+void load_file(const std::string& path, Catalog& cat, Diagnostics& diags, Origins& origins, Reported& reported,
+               bool overriding) {
   auto doc = parse_json_file(path, diags);
   if (!doc) return;
   if (!doc->is_object()) {
@@ -285,12 +294,12 @@ void load_file(const std::string& path, Catalog& cat, Diagnostics& diags, Origin
                                                  "models", "$schema", "description"};
   for (auto it = doc->begin(); it != doc->end(); ++it) {
     const std::string& k = it.key();
-    if (k == "gpus") read_kind(*doc, "gpus", path, diags, cat.gpus, read_gpu, overriding);
-    else if (k == "instances") read_kind(*doc, "instances", path, diags, cat.instances, read_instance, overriding, &origins);
-    else if (k == "interconnects") read_kind(*doc, "interconnects", path, diags, cat.interconnects, read_interconnect, overriding);
-    else if (k == "storage") read_kind(*doc, "storage", path, diags, cat.storage, read_storage, overriding);
-    else if (k == "images") read_kind(*doc, "images", path, diags, cat.images, read_image, overriding);
-    else if (k == "models") read_kind(*doc, "models", path, diags, cat.models, read_model, overriding);
+    if (k == "gpus") read_kind(*doc, "gpus", path, diags, cat.gpus, read_gpu, overriding, reported);
+    else if (k == "instances") read_kind(*doc, "instances", path, diags, cat.instances, read_instance, overriding, reported, &origins);
+    else if (k == "interconnects") read_kind(*doc, "interconnects", path, diags, cat.interconnects, read_interconnect, overriding, reported);
+    else if (k == "storage") read_kind(*doc, "storage", path, diags, cat.storage, read_storage, overriding, reported);
+    else if (k == "images") read_kind(*doc, "images", path, diags, cat.images, read_image, overriding, reported);
+    else if (k == "models") read_kind(*doc, "models", path, diags, cat.models, read_model, overriding, reported);
     else if (k == "$schema" || k == "description") continue;
     else {
       auto near = nearest_name(k, kinds);
@@ -309,13 +318,17 @@ std::string suggestion(const std::string& id, const Map& map) {
   return near.empty() ? std::string() : " (did you mean \"" + near + "\"?)";
 }
 
-void check_references(const Catalog& cat, const Origins& origins, Diagnostics& diags) {
+void check_references(const Catalog& cat, const Origins& origins, const Reported& reported, Diagnostics& diags) {
+  const auto was_reported = [&](const char* kind, const std::string& id) {
+    const auto it = reported.find(kind);
+    return it != reported.end() && it->second.count(id) > 0;
+  };
   for (const auto& [id, inst] : cat.instances) {
     const auto& [file, ptr] = origins.at(id);
-    if (!cat.gpus.count(inst.gpu))
+    if (!cat.gpus.count(inst.gpu) && !was_reported("gpus", inst.gpu))
       diags.add(file, ptr + "/gpu", "unknown GPU id " + brief(json(inst.gpu)) + suggestion(inst.gpu, cat.gpus));
     for (const auto* ref : {&inst.network, &inst.intra_node}) {
-      if (!ref->empty() && !cat.interconnects.count(*ref)) {
+      if (!ref->empty() && !cat.interconnects.count(*ref) && !was_reported("interconnects", *ref)) {
         diags.add(file, ptr + (ref == &inst.network ? "/network" : "/intra_node"),
                   "unknown interconnect id " + brief(json(*ref)) + suggestion(*ref, cat.interconnects));
       }
@@ -345,22 +358,24 @@ Catalog load_catalogs(const std::string& dir, const std::vector<std::string>& ov
   }
   std::sort(files.begin(), files.end());
   Origins origins;
-  for (const auto& f : files) load_file(f, cat, diags, origins, false);
-  for (const auto& f : overrides) load_file(f, cat, diags, origins, true);
+  Reported reported;
+  for (const auto& f : files) load_file(f, cat, diags, origins, reported, false);
+  for (const auto& f : overrides) load_file(f, cat, diags, origins, reported, true);
   // A folder without one of the kinds (a mistyped --catalog-dir, a partial copy) is one line per missing kind,
   // not a line for every entry that refers to it.
   std::string missing, files_missing;
   for (const auto& [kind, empty] : {std::pair{"gpus", cat.gpus.empty()}, {"instances", cat.instances.empty()},
                                     {"interconnects", cat.interconnects.empty()}, {"storage", cat.storage.empty()},
                                     {"images", cat.images.empty()}, {"models", cat.models.empty()}}) {
-    if (!empty) continue;
+    // A kind whose every entry was reported is there, with problems already named.
+    if (!empty || reported.count(kind)) continue;
     missing += std::string(missing.empty() ? "" : ", ") + kind;
     files_missing += std::string(files_missing.empty() ? "" : ", ") + kind + ".json";
   }
   if (!missing.empty())
     diags.add(dir, "", "has no catalog of " + missing + " (expected " + files_missing + ", as in catalogs/)");
   else
-    check_references(cat, origins, diags);
+    check_references(cat, origins, reported, diags);
   return cat;
 }
 

@@ -6,8 +6,10 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/catalog_io.hpp"
@@ -152,4 +154,60 @@ TEST_CASE("app::catalog_io: a catalog folder with a GPU of 1e-300 GB/s PCIe is o
   CHECK(r.code == 2);
   CHECK(r.out == (dir / "gpus.json").string() + ":/gpus/" + std::to_string(at) +
                      "/pcie_GBps: must be 0 (not given) or a number in [0.01, 100000], got 1e-300\n");
+}
+
+namespace {
+
+// A copy of the catalog folder with entry `id` of catalogs/FILE changed by `change`; returns the folder and the
+// entry's index in its list.
+std::pair<fs::path, std::size_t> corrupted_folder(const std::string& tag, const std::string& file,
+                                                  const std::string& kind, const std::string& id,
+                                                  const std::function<void(nlohmann::json&)>& change) {
+  const fs::path dir = temp_path(tag);
+  fs::remove_all(dir);
+  fs::copy("catalogs", dir);
+  auto doc = read_catalog(file);
+  std::size_t at = 0;
+  while (at < doc[kind].size() && doc[kind][at]["id"] != id) ++at;
+  REQUIRE(at < doc[kind].size());
+  change(doc[kind][at]);
+  std::ofstream(dir / file) << doc.dump(1);
+  return {dir, at};
+}
+
+}  // namespace
+
+TEST_CASE("app::catalog_io: an entry with a wrong field is reported once and not again where it is referenced",
+          "[catalog][cli]") {
+  // h200-sxm with hbm_GiB "141" (a string): the real line, then four "unknown GPU id" lines for the instances that
+  // name it, with a suggestion of another GPU. The id is known; its entry is broken, and only that is said.
+  {
+    const auto [dir, at] = corrupted_folder("gpu", "gpus.json", "gpus", "h200-sxm",
+                                            [](nlohmann::json& e) { e["hbm_GiB"] = "141"; });
+    const auto r = gp::test::run_gpuplan("--catalog-dir " + dir.string() + " validate scenarios/quickstart-gpt-350m.json");
+    fs::remove_all(dir);
+    CHECK(r.code == 2);
+    CHECK(r.out == (dir / "gpus.json").string() + ":/gpus/" + std::to_string(at) +
+                       "/hbm_GiB: must be a number in [1, 100000], got \"141\"\n");
+  }
+  // The same for a link that instances name as intra_node (three instances name nvlink4-h200).
+  {
+    const auto [dir, at] = corrupted_folder("link", "interconnects.json", "interconnects", "nvlink4-h200",
+                                            [](nlohmann::json& e) { e["efficiency"] = 2; });
+    Diagnostics d;
+    load_catalogs(dir.string(), {}, d);
+    fs::remove_all(dir);
+    CHECK(d.render() == (dir / "interconnects.json").string() + ":/interconnects/" + std::to_string(at) +
+                            "/efficiency: must be a number in [0.01, 1], got 2\n");
+  }
+  // A broken override of an id the folder defines is one line too, and an id no entry defines is still named.
+  {
+    auto g = shipped("gpus.json", "gpus", "h100-sxm");
+    g["tdp_W"] = -1;
+    CHECK(load_with("gpus", g) == "over.json:/gpus/0/tdp_W: must be a number in [1, 100000], got -1\n");
+    auto inst = shipped("instances.json", "instances", "coreweave-8x-h200");
+    inst["gpu"] = "h300-sxm";
+    CHECK(load_with("instances", inst) ==
+          "over.json:/instances/0/gpu: unknown GPU id \"h300-sxm\" (did you mean \"h100-sxm\"?)\n");
+  }
 }
