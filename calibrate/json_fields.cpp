@@ -98,6 +98,17 @@ std::optional<double> FieldReader::number_in(const std::string& key, bool requir
   return x;
 }
 
+std::optional<double> FieldReader::zero_or_in(const std::string& key, bool required, double lo, double hi,
+                                              const std::string& zero_means) {
+  const auto x = number(key, required);
+  if (x && !(*x == 0 || (*x >= lo && *x <= hi))) {
+    error(key, "must be 0 (" + zero_means + ") or a number in [" + num(lo) + ", " + num(hi) + "], got " +
+                   obj_[key].dump());
+    return std::nullopt;
+  }
+  return x;
+}
+
 std::optional<double> FieldReader::positive_at_most(const std::string& key, bool required, double hi) {
   const auto x = number(key, required);
   if (x && !(*x > 0 && *x <= hi)) {

@@ -32,6 +32,10 @@ class FieldReader {
   std::optional<double> positive_at_most(const std::string& key, bool required, double hi);
   // Required / optional number in [lo, hi] ("must be a number in [lo, hi], got X").
   std::optional<double> number_in(const std::string& key, bool required, double lo, double hi);
+  // Required / optional number that is 0 (what `zero_means`, e.g. "not measured") or in [lo, hi] ("must be 0 (not
+  // measured) or a number in [lo, hi], got X").
+  std::optional<double> zero_or_in(const std::string& key, bool required, double lo, double hi,
+                                   const std::string& zero_means);
   // Required / optional pair of whole numbers in [lo, hi], as `shape` names them ("[height, width]"): "must be
   // SHAPE, two integers in [lo, hi], got X".
   std::optional<std::pair<int, int>> integer_pair(const std::string& key, bool required, int lo, int hi,

@@ -8,6 +8,11 @@
 namespace gp::calibrate {
 namespace {
 
+// Ranges far beyond any GPU there is (the catalog's, app/catalog_io.cpp), short of values that never finish or
+// overflow: a launch of 1e15 us or a host link of 1e-300 GB/s made `calibrate check` hang; a GEMM of 1e308 TFLOP/s,
+// an HBM copy of 1e-300 GB/s or a context of 1e308 bytes printed overflowed tables.
+constexpr double kMaxGemmDim = 1e7;
+
 std::optional<Dtype> parse_dtype(const std::string& s) {
   if (s == "bf16") return Dtype::bf16;
   if (s == "fp16") return Dtype::fp16;
@@ -37,8 +42,10 @@ void parse_gemm(const nlohmann::json& doc, const std::string& file, GpuProfile& 
       if (!d) r.error("dtype", "expected one of bf16, fp16, tf32, fp32, fp8, got \"" + *dt + "\"");
       else g.dtype = *d;
     }
-    auto m = r.number("m", true, true), n = r.number("n", true, true), k = r.number("k", true, true);
-    auto tf = r.number("tflops", true, true);
+    auto m = r.integer("m", true, 1, kMaxGemmDim), n = r.integer("n", true, 1, kMaxGemmDim),
+         k = r.integer("k", true, 1, kMaxGemmDim);
+    // 1 GFLOP/s to 100 PFLOP/s: the catalog's peak_tflops range is [0.1, 1e5]; small GEMMs run far below peak.
+    auto tf = r.number_in("tflops", true, 0.001, 1e5);
     if (!dt || !m || !n || !k || !tf || !parse_dtype(*dt)) continue;
     g.m = static_cast<long>(*m);
     g.n = static_cast<long>(*n);
@@ -68,13 +75,14 @@ std::optional<GpuProfile> parse_profile(const nlohmann::json& doc, const std::st
   p.command = top.string("command", false).value_or("");
   if (auto dev = top.object("device", true)) {
     p.device_name = dev->string("name", false).value_or("");
-    p.sm_count = static_cast<int>(dev->number("sm_count", true, true).value_or(0));
-    p.sm_clock_mhz = dev->number("sm_clock_mhz", false).value_or(0);
-    p.mem_clock_mhz = dev->number("mem_clock_mhz", false).value_or(0);
+    p.sm_count = static_cast<int>(dev->integer("sm_count", true, 1, 100000).value_or(0));
+    p.sm_clock_mhz = dev->number_in("sm_clock_mhz", false, 0, 1e5).value_or(0);
+    p.mem_clock_mhz = dev->number_in("mem_clock_mhz", false, 0, 1e5).value_or(0);
     p.driver = dev->string("driver", false).value_or("");
     p.cuda_runtime = dev->string("cuda_runtime", false).value_or("");
-    p.memory_total = Bytes(dev->number("memory_total_bytes", true, true).value_or(0));
-    p.l2 = Bytes(dev->number("l2_bytes", false).value_or(0));
+    // 1 MB to 1 PB (the catalog's hbm_GiB is at most 1e5 GiB, 1.07e14 bytes).
+    p.memory_total = Bytes(dev->number_in("memory_total_bytes", true, 1e6, 1e15).value_or(0));
+    p.l2 = Bytes(dev->number_in("l2_bytes", false, 0, 1e12).value_or(0));
     if (dev->has("cc")) {
       const auto& cc = dev->json()["cc"];
       p.cc = cc.is_string() ? cc.get<std::string>() : cc.dump();
@@ -82,24 +90,28 @@ std::optional<GpuProfile> parse_profile(const nlohmann::json& doc, const std::st
   }
   parse_gemm(doc, file, p, errors);
   if (auto mem = top.object("memory", true)) {
-    p.hbm_copy_bw = ByteRate::gbps(mem->number("hbm_copy_GBps", true, true).value_or(0));
-    p.hbm_read_bw = ByteRate::gbps(mem->number("hbm_read_GBps", false).value_or(0));
-    p.hbm_write_bw = ByteRate::gbps(mem->number("hbm_write_GBps", false).value_or(0));
-    p.l2_bw = ByteRate::gbps(mem->number("l2_GBps", false).value_or(0));
+    // As the catalog's hbm_bw_GBps: [10, 1e6].
+    p.hbm_copy_bw = ByteRate::gbps(mem->number_in("hbm_copy_GBps", true, 10, 1e6).value_or(0));
+    p.hbm_read_bw = ByteRate::gbps(mem->zero_or_in("hbm_read_GBps", false, 10, 1e6, "not measured").value_or(0));
+    p.hbm_write_bw = ByteRate::gbps(mem->zero_or_in("hbm_write_GBps", false, 10, 1e6, "not measured").value_or(0));
+    p.l2_bw = ByteRate::gbps(mem->zero_or_in("l2_GBps", false, 10, 1e7, "not measured").value_or(0));
   }
   if (auto h = top.object("host_link", false)) {
-    p.h2d_pinned = ByteRate::gbps(h->number("h2d_pinned_GBps", false).value_or(0));
-    p.d2h_pinned = ByteRate::gbps(h->number("d2h_pinned_GBps", false).value_or(0));
-    p.h2d_pageable = ByteRate::gbps(h->number("h2d_pageable_GBps", false).value_or(0));
-    p.d2h_pageable = ByteRate::gbps(h->number("d2h_pageable_GBps", false).value_or(0));
+    // 0: not measured (a default rate is used); else 0.01 GB/s (a slow USB link) to 1e5 GB/s.
+    p.h2d_pinned = ByteRate::gbps(h->zero_or_in("h2d_pinned_GBps", false, 0.01, 1e5, "not measured").value_or(0));
+    p.d2h_pinned = ByteRate::gbps(h->zero_or_in("d2h_pinned_GBps", false, 0.01, 1e5, "not measured").value_or(0));
+    p.h2d_pageable = ByteRate::gbps(h->zero_or_in("h2d_pageable_GBps", false, 0.01, 1e5, "not measured").value_or(0));
+    p.d2h_pageable = ByteRate::gbps(h->zero_or_in("d2h_pageable_GBps", false, 0.01, 1e5, "not measured").value_or(0));
   }
   if (auto l = top.object("launch", true)) {
-    p.launch_eager = Seconds::us(l->number("eager_us", true, true).value_or(0));
-    p.launch_graph = Seconds::us(l->number("graph_us", true, true).value_or(0));
+    // 10 ns to 0.1 s per kernel launch (measured: 4 us eager, 0.7 us from a graph).
+    p.launch_eager = Seconds::us(l->number_in("eager_us", true, 0.01, 1e5).value_or(0));
+    p.launch_graph = Seconds::us(l->number_in("graph_us", true, 0.01, 1e5).value_or(0));
   }
   if (auto c = top.object("context", false)) {
-    p.context_create = Seconds(c->number("create_s", false).value_or(0));
-    p.context_memory = Bytes(c->number("memory_bytes", false).value_or(0));
+    // 0: unknown. Up to an hour to create a context, up to 1 TB for it (measured: 0.13 s, 0.55 GB).
+    p.context_create = Seconds(c->number_in("create_s", false, 0, 3600).value_or(0));
+    p.context_memory = Bytes(c->number_in("memory_bytes", false, 0, 1e12).value_or(0));
   }
   if (errors.size() != before) return std::nullopt;
   return p;
