@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/diagnostics.hpp"
+#include "calibrate/json_text.hpp"
 
 namespace gp::app {
 
@@ -22,10 +23,9 @@ std::optional<json> parse_json_file(const std::string& path, Diagnostics& diags,
 // Same for text already in memory; `name` is what diagnostics call the file.
 std::optional<json> parse_json_text(const std::string& text, const std::string& name, Diagnostics& diags);
 
-// Levenshtein distance, for "did you mean" suggestions. O(|a|·|b|).
-std::size_t edit_distance(const std::string& a, const std::string& b);
-// The candidate nearest to `word`, or "" when none is close enough to be a likely typo.
-std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates);
+// "Did you mean" suggestions (calibrate/json_text.hpp, shared with the runs-file reader of calibrate/).
+using calibrate::edit_distance;
+using calibrate::nearest_name;
 
 // Escapes a key for use inside a JSON pointer (RFC 6901: ~ -> ~0, / -> ~1).
 std::string pointer_escape(const std::string& key);

@@ -43,6 +43,12 @@ std::string dump_json(const Json& j, int indent = -1) {
 std::optional<std::string> document_not_json_lines(const std::string& text, const std::string& path,
                                                    const std::string& example);
 
+// Levenshtein distance, for "did you mean" suggestions. O(|a|·|b|).
+std::size_t edit_distance(const std::string& a, const std::string& b);
+// The candidate nearest to `word`, or "" when none is close enough to be a likely typo (at most a third of the
+// word's letters differ, two edits always allowed). Scenarios, catalogs and runs files name unknown keys with it.
+std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates);
+
 // Appends the first 20 of `found` to `errors`, then "PATH: N more problems not shown": a wrong file is not a
 // screenful of lines.
 void append_first_problems(std::vector<std::string>& errors, const std::vector<std::string>& found,

@@ -1,6 +1,7 @@
 #include "calibrate/reference_runs.hpp"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "calibrate/json_fields.hpp"
@@ -78,6 +79,46 @@ void check_train_inputs(FieldReader& r, const std::string& data) {
     r.error("bucket_cap_mb", "must be at least 0.01 MiB, got " + r.json()["bucket_cap_mb"].dump());
 }
 
+// The input fields of a train record (what check_train_inputs, step_from_input, the loader and DDP predictions read).
+const std::vector<std::string>& input_fields() {
+  static const std::vector<std::string> f = {
+      "model",          "batch",           "grad_accum",         "precision",       "optimizer",
+      "activation_checkpointing", "cuda_graphs", "channels_last", "logits_kept",   "tied_embeddings",
+      "pin_memory",     "persistent_workers", "params",          "fwd_flops_per_sample", "image_hw",
+      "layers",         "d_model",         "heads",              "seq",             "vocab",
+      "num_workers",    "prefetch_factor", "sample_cpu_ms_1thread", "host",        "gpus",
+      "nodes",          "parallel",        "bucket_cap_mb",      "data"};
+  return f;
+}
+
+// Fields of the reference format that no prediction reads but that sit one letter from one that does: never a typo.
+const std::vector<std::string>& other_fields() {
+  static const std::vector<std::string> f = {"id", "kind", "gpu", "node", "device", "software", "measured_on", "env"};
+  return f;
+}
+
+// A key of a train record that is no field of the format but a letter or two from an input or measured field
+// ("grad_acum", "cuda_graph") is a typo: ignored, it predicted the record as if the field were absent (grad_accum 1).
+// Keys far from every field stay accepted: records carry many more (device, software, nccl_version, per-rank
+// times, ...). "Far" is tighter than a scenario's suggestion (a third of the letters), which would take "batches" or
+// "parts" for typos of "batch" and "params": at most one edit in five letters of the field, and at least one.
+void check_unknown_keys(FieldReader& r) {
+  std::vector<std::string> fields = input_fields();
+  fields.insert(fields.end(), measured_fields().begin(), measured_fields().end());
+  const auto& other = other_fields();
+  for (auto it = r.json().begin(); it != r.json().end(); ++it) {
+    const std::string& k = it.key();
+    if (std::find(fields.begin(), fields.end(), k) != fields.end() ||
+        std::find(other.begin(), other.end(), k) != other.end())
+      continue;
+    const std::string near = nearest_name(k, fields);
+    if (near.empty() || edit_distance(k, near) > std::max<std::size_t>(1, near.size() / 5)) continue;
+    std::string escaped;  // a JSON pointer's ~ and / (RFC 6901)
+    for (const char c : k) escaped += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+    r.error(escaped, "unknown field (did you mean \"" + near + "\"?)");
+  }
+}
+
 }  // namespace
 
 std::optional<std::string> step_from_input(const nlohmann::json& in, StepConfig& step) {
@@ -138,6 +179,7 @@ std::optional<std::string> step_from_input(const nlohmann::json& in, StepConfig&
 std::vector<RunRecord> parse_runs(const std::vector<std::string>& lines, const std::string& file,
                                   std::vector<std::string>& errors) {
   std::vector<RunRecord> out;
+  std::map<std::string, int> id_line;  // the line of each id (a second record of an id was taken as another run)
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& text = lines[i];
     if (text.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -160,9 +202,14 @@ std::vector<RunRecord> parse_runs(const std::vector<std::string>& lines, const s
     rec.line = static_cast<int>(i + 1);
     rec.id = r.string("id", true).value_or("");
     rec.kind = r.string("kind", true).value_or("");
+    if (r.has("id") && r.json()["id"].is_string()) {
+      if (const auto [at, first] = id_line.emplace(rec.id, rec.line); !first)
+        r.error("id", "duplicate id " + r.json()["id"].dump() + ", also on line " + std::to_string(at->second));
+    }
     if (rec.kind == "train") {
       rec.data = r.string("data", true).value_or("");
       check_train_inputs(r, rec.data);
+      check_unknown_keys(r);
       // A step of up to a day, a peak of up to 100,000 GiB: beyond any measured run, short of overflow.
       // 1 us to a day: no training step takes under a microsecond (1e-300 fitted a "0 us" CPU cost).
       if (r.has("step_ms")) rec.measured.step_ms = r.number_in("step_ms", true, 0.001, 8.64e7);
