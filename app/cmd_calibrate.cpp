@@ -92,6 +92,13 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
   auto constants = calibrate::load_constants_for(o.profile, profile.has_value(), o.constants, errors);
   auto runs = calibrate::load_runs(o.runs, errors);
   if (!report(errors) || !profile || !constants) return kExitBadInput;
+  // A file with nothing to check (empty, or only micro / checkpoint records) is the wrong file, as for `calibrate
+  // fit`: it printed an empty table, "FAIL" and exit 1, and --junit wrote a failing case, as if the model had drifted.
+  if (std::none_of(runs.begin(), runs.end(), [](const calibrate::RunRecord& r) { return r.kind == "train"; })) {
+    std::cerr << o.runs << ": no train record to check (expected lines with \"kind\": \"train\", as "
+              << "calibrate/measured/h200-2026-12.jsonl)\n";
+    return kExitBadInput;
+  }
   if (!o.gpu.empty() && o.gpu != profile->gpu_id) {
     // Runs measured on another GPU: its profile derived from this one by datasheet ratios, as `run` does.
     const auto cat = load_catalogs_or_report(ctx);

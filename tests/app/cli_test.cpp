@@ -1008,6 +1008,31 @@ TEST_CASE("app::cli: calibrate check --junit writes a report CI test viewers rea
   CHECK(bad.out.find("/nonexistent-dir/j.xml: cannot write the JUnit report") != std::string::npos);
 }
 
+TEST_CASE("app::cli: calibrate check of a runs file with no train record is one line and exit 2 as fit", "[cli]") {
+  // It printed an empty table ending "FAIL" and exit 1, and --junit wrote a failing case: a model that drifted, not
+  // a wrong file. An empty file, and one of micro-benchmark records only.
+  const auto dir = fs::temp_directory_path() / ("gpuplan-no-train-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string empty = (dir / "empty.jsonl").string(), micro = (dir / "micro.jsonl").string(),
+                    xml = (dir / "check.xml").string();
+  std::ofstream(empty) << "";
+  std::ofstream(micro) << R"({"id":"g1","kind":"micro","op":"gemm","m":4096,"n":4096,"k":4096,"ms":0.2})" "\n"
+                       << R"({"id":"c1","kind":"checkpoint","bytes":1000000000})" "\n";
+  for (const auto& runs : {empty, micro}) {
+    const auto r = gpuplan("calibrate check --profile calibrate/profiles/h200.json --runs " + runs + " --junit " + xml);
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out == runs + ": no train record to check (expected lines with \"kind\": \"train\", as "
+                          "calibrate/measured/h200-2026-12.jsonl)\n");
+    CHECK_FALSE(fs::exists(xml));
+    // calibrate fit refuses the same file with exit 2 too.
+    CHECK(gpuplan("calibrate fit --profile calibrate/profiles/h200.json --runs " + runs + " --out " +
+                  (dir / "fit.json").string()).code == 2);
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("app::cli: hostile input files give one line and exit 2, never a crash", "[cli]") {
   const auto dir = fs::temp_directory_path() / ("gpuplan-hostile-" + std::to_string(::getpid()));
   fs::create_directories(dir);
