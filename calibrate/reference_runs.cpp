@@ -82,12 +82,10 @@ void check_train_inputs(FieldReader& r, const std::string& data) {
 // The input fields of a train record (what check_train_inputs, step_from_input, the loader and DDP predictions read).
 const std::vector<std::string>& input_fields() {
   static const std::vector<std::string> f = {
-      "model",          "batch",           "grad_accum",         "precision",       "optimizer",
-      "activation_checkpointing", "cuda_graphs", "channels_last", "logits_kept",   "tied_embeddings",
-      "pin_memory",     "persistent_workers", "params",          "fwd_flops_per_sample", "image_hw",
-      "layers",         "d_model",         "heads",              "seq",             "vocab",
-      "num_workers",    "prefetch_factor", "sample_cpu_ms_1thread", "host",        "gpus",
-      "nodes",          "parallel",        "bucket_cap_mb",      "data"};
+      "model", "batch", "grad_accum", "precision", "optimizer", "activation_checkpointing", "cuda_graphs",
+      "channels_last", "logits_kept", "tied_embeddings", "pin_memory", "persistent_workers", "params",
+      "fwd_flops_per_sample", "image_hw", "layers", "d_model", "heads", "seq", "vocab", "num_workers",
+      "prefetch_factor", "sample_cpu_ms_1thread", "host", "gpus", "nodes", "parallel", "bucket_cap_mb", "data"};
   return f;
 }
 
@@ -96,6 +94,8 @@ const std::vector<std::string>& other_fields() {
   static const std::vector<std::string> f = {"id", "kind", "gpu", "node", "device", "software", "measured_on", "env"};
   return f;
 }
+
+constexpr std::size_t kLongestField = 24;  // "activation_checkpointing", of input_fields() and measured_fields()
 
 // A key of a train record that is no field of the format but a letter or two from an input or measured field
 // ("grad_acum", "cuda_graph") is a typo: ignored, it predicted the record as if the field were absent (grad_accum 1).
@@ -111,6 +111,9 @@ void check_unknown_keys(FieldReader& r) {
     if (std::find(fields.begin(), fields.end(), k) != fields.end() ||
         std::find(other.begin(), other.end(), k) != other.end())
       continue;
+    // A key longer than every field by more than the edits allowed is no typo of one (and a megabyte-long key of a
+    // hostile file costs nothing).
+    if (k.size() > kLongestField + kLongestField / 5) continue;
     const std::string near = nearest_name(k, fields);
     if (near.empty() || edit_distance(k, near) > std::max<std::size_t>(1, near.size() / 5)) continue;
     std::string escaped;  // a JSON pointer's ~ and / (RFC 6901)

@@ -42,20 +42,15 @@ TEST_CASE("calibrate::reference_runs: a key one letter from an input field is an
       R"("measured_on":"2026-12-06","batches":20,"parts":3,"grad_accumulated":false,"gpu":"h200","node":"n1",)"
       R"("issue_ms":3.1,"peak_reserved_gib":12.0,"step_ms_rounds":[10.0,10.1])";
   CHECK(errors_of({"{\"id\":\"d\"," + kGpt + "," + extra + "}"}).empty());
+  // A long field allows more edits (one per five letters); a key longer than any field by more is no typo of one.
+  CHECK(errors_of({"{\"id\":\"e\"," + kGpt + ",\"activation_checkpoint\":true}"}) ==
+        std::vector<std::string>{
+            "runs.jsonl:1:/activation_checkpoint: unknown field (did you mean \"activation_checkpointing\"?)"});
+  CHECK(errors_of({"{\"id\":\"f\"," + kGpt + ",\"" + std::string(1 << 20, 'g') + "\":1}"}).empty());
   // Records of other kinds are not predicted: their fields are not checked against the inputs of a train step.
   CHECK(errors_of({R"({"id":"m","kind":"micro","op":"gemm","m":64,"n":64,"k":64,"grad_acum":1})"}).empty());
-}
-
-TEST_CASE("calibrate::reference_runs: a record id given twice in one file names both lines", "[calibrate]") {
-  const auto errors = errors_of({"{\"id\":\"a\"," + kGpt + "}", "{\"id\":\"b\"," + kGpt + "}",
-                                 R"({"id":"a","kind":"micro"})", "{\"id\":\"b\"," + kGpt + "}"});
-  CHECK(errors == std::vector<std::string>{"runs.jsonl:3:/id: duplicate id \"a\", also on line 1",
-                                           "runs.jsonl:4:/id: duplicate id \"b\", also on line 2"});
-}
-
-TEST_CASE("calibrate::reference_runs: every committed runs file still loads without an error", "[calibrate]") {
-  // Runs files: JSON lines whose every record has an id and a kind (the probe results without them are other
-  // formats). Each loads as before: no field of theirs is taken for a typo, no id is repeated.
+  // Every committed runs file (JSON lines whose every record has an id and a kind; the probe results without them
+  // are other formats) loads as before: no field of theirs is taken for a typo, no id is repeated.
   int files = 0;
   for (const char* dir : {"calibrate/measured", "calibrate/probes/results"}) {
     for (const auto& e : fs::directory_iterator(dir)) {
@@ -76,4 +71,11 @@ TEST_CASE("calibrate::reference_runs: every committed runs file still loads with
     }
   }
   CHECK(files >= 40);
+}
+
+TEST_CASE("calibrate::reference_runs: a record id given twice in one file names both lines", "[calibrate]") {
+  const auto errors = errors_of({"{\"id\":\"a\"," + kGpt + "}", "{\"id\":\"b\"," + kGpt + "}",
+                                 R"({"id":"a","kind":"micro"})", "{\"id\":\"b\"," + kGpt + "}"});
+  CHECK(errors == std::vector<std::string>{"runs.jsonl:3:/id: duplicate id \"a\", also on line 1",
+                                           "runs.jsonl:4:/id: duplicate id \"b\", also on line 2"});
 }
