@@ -211,15 +211,13 @@ std::string render_md(const std::vector<ConfigOutcome>& all, const std::string& 
   for (const auto& c : all) {
     const auto& r = c.result;
     os << "| " << c.job.id << " | " << c.job.cluster.total_gpus() << " | " << cluster_label(c.job) << " | ";
-    if (r.fits && !finishes(r))
+    if (r.fits)  // a job that never finishes has a step but no time to train or cost
       os << sig3(r.step_time.value()) << " | " << sig3(r.step_time_p10.value()) << "-" << sig3(r.step_time_p90.value())
-         << " | " << sig3(r.throughput_samples_per_s) << " | never | - | - | " << money(r.cost_per_1k_steps.value())
-         << " | " << fixed(100 * r.gpu_busy_frac, 0) << "% | " << fixed(100 * r.mfu, 0) << "% | ";
-    else if (r.fits)
-      os << sig3(r.step_time.value()) << " | " << sig3(r.step_time_p10.value()) << "-" << sig3(r.step_time_p90.value())
-         << " | " << sig3(r.throughput_samples_per_s) << " | " << sig3(r.time_to_train.hours()) << " | "
-         << money(r.cost.value()) << " | " << money(r.cost_p10.value()) << "-" << money(r.cost_p90.value()) << " | "
-         << money(r.cost_per_1k_steps.value()) << " | " << fixed(100 * r.gpu_busy_frac, 0) << "% | "
+         << " | " << sig3(r.throughput_samples_per_s) << " | "
+         << (finishes(r) ? sig3(r.time_to_train.hours()) + " | " + money(r.cost.value()) + " | " +
+                               money(r.cost_p10.value()) + "-" + money(r.cost_p90.value())
+                         : std::string("never | - | -"))
+         << " | " << money(r.cost_per_1k_steps.value()) << " | " << fixed(100 * r.gpu_busy_frac, 0) << "% | "
          << fixed(100 * r.mfu, 0) << "% | ";
     else  // as the terminal table: a configuration that does not fit has no timings or cost
       os << "- | - | - | - | - | - | - | - | - | ";

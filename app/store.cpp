@@ -125,6 +125,17 @@ std::optional<std::int64_t> query_int(sqlite3* db, const char* sql) {
   return st.integer(0);
 }
 
+// Why gpuplan will not use the file at `path` as its store (one line), given its user_version: a newer schema, or
+// an SQLite database of another program (version 0 with tables). Nullopt when it may.
+std::optional<std::string> refusal(sqlite3* db, std::int64_t version, const std::string& path) {
+  if (version > kStoreSchemaVersion)
+    return path + ": results store has schema version " + std::to_string(version) +
+           ", newer than this gpuplan understands (" + std::to_string(kStoreSchemaVersion) + ")";
+  if (version == 0 && query_int(db, "SELECT count(*) FROM sqlite_schema").value_or(1) != 0)
+    return path + ": an SQLite database that is not a gpuplan results store (it holds other tables)";
+  return std::nullopt;
+}
+
 }  // namespace
 
 void Store::Closer::operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
@@ -221,13 +232,8 @@ bool Store::configure(bool read_only, std::string* error) {
     set(error, failure("cannot read schema version"));
     return false;
   }
-  if (*version > kStoreSchemaVersion) {
-    set(error, path_ + ": results store has schema version " + std::to_string(*version) +
-                   ", newer than this gpuplan understands (" + std::to_string(kStoreSchemaVersion) + ")");
-    return false;
-  }
-  if (*version == 0 && query_int(db, "SELECT count(*) FROM sqlite_schema").value_or(1) != 0) {
-    set(error, path_ + ": an SQLite database that is not a gpuplan results store (it holds other tables)");
+  if (auto why = refusal(db, *version, path_)) {
+    set(error, std::move(*why));
     return false;
   }
   Stmt wal(db, "PRAGMA journal_mode = WAL");
@@ -255,13 +261,8 @@ bool Store::migrate(std::string* error) {
   };
   version = query_int(db, "PRAGMA user_version");
   if (!version) return fail(failure("cannot read schema version"));
-  if (*version > kStoreSchemaVersion) {
-    return fail(path_ + ": results store has schema version " + std::to_string(*version) +
-                ", newer than this gpuplan understands (" + std::to_string(kStoreSchemaVersion) + ")");
-  }
-  if (*version == 0 && query_int(db, "SELECT count(*) FROM sqlite_schema").value_or(1) != 0) {
-    return fail(path_ + ": an SQLite database that is not a gpuplan results store (it holds other tables)");
-  }
+  // Checked again under the write lock: another program may have written the file since configure().
+  if (auto why = refusal(db, *version, path_)) return fail(std::move(*why));
   for (auto v = *version; v < kStoreSchemaVersion; ++v) {
     if (sqlite3_exec(db, kMigrations[static_cast<std::size_t>(v)], nullptr, nullptr, nullptr) != SQLITE_OK) {
       return fail(failure("cannot migrate schema to version " + std::to_string(v + 1)));

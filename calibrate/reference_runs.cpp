@@ -103,8 +103,11 @@ constexpr std::size_t kLongestField = 24;  // "activation_checkpointing", of inp
 // times, ...). "Far" is tighter than a scenario's suggestion (a third of the letters), which would take "batches" or
 // "parts" for typos of "batch" and "params": at most one edit in five letters of the field, and at least one.
 void check_unknown_keys(FieldReader& r) {
-  std::vector<std::string> fields = input_fields();
-  fields.insert(fields.end(), measured_fields().begin(), measured_fields().end());
+  static const std::vector<std::string> fields = [] {  // built once, not per record
+    std::vector<std::string> f = input_fields();
+    f.insert(f.end(), measured_fields().begin(), measured_fields().end());
+    return f;
+  }();
   const auto& other = other_fields();
   for (auto it = r.json().begin(); it != r.json().end(); ++it) {
     const std::string& k = it.key();

@@ -253,10 +253,7 @@ static void host_memory_advice(const AdviceInputs& a, std::vector<std::string>& 
   const double batches = L.synthetic ? 0.0 : L.num_workers > 0 ? L.prefetch_factor * L.num_workers + 1.0 : 2.0;
   const double loader = j.cluster.gpus_per_node * batches * L.batch_bytes.value();
   double ckpt = 0;
-  if (j.checkpoint.enabled && j.checkpoint.async) {
-    const bool sharded = j.parallel.strategy != DataParallel::ddp;
-    ckpt = checkpoint_bytes(j).value() / (sharded ? std::max(1, j.cluster.nodes) : 1);
-  }
+  if (j.checkpoint.enabled && j.checkpoint.async) ckpt = checkpoint_bytes(j).value() / checkpoint_writer_nodes(j);
   const double need = loader + ckpt;
   if (need <= limit) return;
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;

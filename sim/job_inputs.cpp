@@ -223,6 +223,10 @@ Bytes checkpoint_bytes(const JobConfig& job) {
   return Bytes(params * (4.0 + optimizer_state_bytes_per_param(job.step.optimizer)));
 }
 
+int checkpoint_writer_nodes(const JobConfig& job) {
+  return job.parallel.strategy != DataParallel::ddp ? std::max(1, job.cluster.nodes) : 1;
+}
+
 JobEvents make_job_events(const JobConfig& job, const GpuProfile& profile, const SimConstants& k, Seconds step_time) {
   JobEvents ev;
   // Start-up: every node pulls and unpacks the image at once (registry and decompression rates per
@@ -252,7 +256,7 @@ JobEvents make_job_events(const JobConfig& job, const GpuProfile& profile, const
     const bool sharded = job.parallel.strategy != DataParallel::ddp;
     const double writers_gpus = sharded ? job.cluster.total_gpus() : job.parallel.tp * job.parallel.pp;
     const Bytes per_gpu = state / writers_gpus;
-    const int writer_nodes = sharded ? job.cluster.nodes : 1;
+    const int writer_nodes = checkpoint_writer_nodes(job);
     const Bytes per_node = state / writer_nodes;
     const StorageSpec st = job.checkpoint.storage.value_or(job.cluster.storage);
     double bw = st.write_bw.value();

@@ -63,5 +63,8 @@ JobEvents make_job_events(const JobConfig& job, const GpuProfile& profile, const
 
 // Bytes of one checkpoint: fp32 weights and optimizer states of the whole model.
 Bytes checkpoint_bytes(const JobConfig& job);
+// Nodes that write a checkpoint, each its share of checkpoint_bytes: every node when the state is sharded
+// (FSDP / ZeRO), else one (DDP replicas hold the same state; rank 0 saves it).
+int checkpoint_writer_nodes(const JobConfig& job);
 
 }  // namespace gp::sim

@@ -1644,5 +1644,20 @@ TEST_CASE("app::cli: a container memory limit below the DataLoader queues is nam
   CHECK(low.find("at least 24.6 GiB per node (33 DataLoader batches of 0.10 GB per GPU)") != std::string::npos);
   CHECK(low.find("memory_gib of 24.0 GiB") != std::string::npos);
   CHECK(host_advice(doc.at("configs").at(1)).empty());  // 25 GiB holds 24.6
+  // An asynchronous checkpoint copies the state to host memory first: a generic model of 1e9 parameters holds 4 B of
+  // fp32 weights and, under AdamW, 8 B of states a parameter: 12.0 GB on the one DDP node that writes it (11.2 GiB,
+  // over 8 GiB); under plain SGD 4.0 GB (3.7 GiB, under).
+  const std::string ck = (dir / "ck.json").string();
+  std::ofstream(ck) << R"({"name": "async checkpoint", "workload": {"generic": {"params": 1e9,
+      "fwd_flops_per_sample": 2e12, "activation_bytes_per_sample": 1e8}, "micro_batch": 4, "steps": 1000,
+      "optimizer": ["adamw", "sgd"]}, "container": {"image": "ngc-pytorch-24.10", "memory_gib": 8},
+      "checkpoint": {"every_steps": 500, "async": true}, "cluster": {"instance": "aws-p5en.48xlarge",
+      "storage": "local-nvme-raid0-8x"}, "pricing": {"plan": "on-demand"}})";
+  const auto rc = gp::test::run_gpuplan("run --no-db -q --format json " + ck, true);
+  REQUIRE(rc.code == 0);
+  const auto dc = nlohmann::json::parse(rc.out);
+  const std::string adamw = host_advice(dc.at("configs").at(0));
+  CHECK(adamw.find("at least 11.2 GiB per node (the asynchronous checkpoint's 12.0 GB host copy)") != std::string::npos);
+  CHECK(host_advice(dc.at("configs").at(1)).empty());
   fs::remove_all(dir);
 }
