@@ -46,19 +46,6 @@ std::optional<json> parse_json_file(const std::string& path, Diagnostics& diags,
   return doc;
 }
 
-std::string pointer_escape(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string brief(const json& v) {
   std::string s = v.dump();

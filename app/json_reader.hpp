@@ -23,12 +23,11 @@ std::optional<json> parse_json_file(const std::string& path, Diagnostics& diags,
 // Same for text already in memory; `name` is what diagnostics call the file.
 std::optional<json> parse_json_text(const std::string& text, const std::string& name, Diagnostics& diags);
 
-// "Did you mean" suggestions (calibrate/json_text.hpp, shared with the runs-file reader of calibrate/).
+// "Did you mean" suggestions and JSON-pointer escaping (calibrate/json_text.hpp, shared with the runs-file reader
+// of calibrate/).
 using calibrate::edit_distance;
 using calibrate::nearest_name;
-
-// Escapes a key for use inside a JSON pointer (RFC 6901: ~ -> ~0, / -> ~1).
-std::string pointer_escape(const std::string& key);
+using calibrate::pointer_escape;
 
 // A short rendering of a JSON value for messages: strings quoted, long values truncated.
 std::string brief(const json& v);

@@ -12,6 +12,20 @@
 
 namespace gp::calibrate {
 
+std::string pointer_escape(const std::string& key) {
+  std::string out;
+  for (const char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 namespace {
 
 void offset_to_line_col(const std::string& text, std::size_t offset, int& line, int& col) {

@@ -18,6 +18,9 @@ inline constexpr std::size_t kMaxInputBytes = std::size_t{256} << 20;
 // The deepest nesting of arrays and objects accepted; the deepest real document (a profile) nests 5.
 inline constexpr int kMaxJsonDepth = 64;
 
+// Escapes a key for use inside a JSON pointer (RFC 6901: ~ -> ~0, / -> ~1).
+std::string pointer_escape(const std::string& key);
+
 // Reads a whole file into `text`. On failure returns false and sets `error` to what is wrong, to follow "PATH: ":
 // "cannot open: no such file", "is a directory, not a file", "is not a regular file", "is N bytes; ...".
 bool read_input_file(const std::string& path, std::string& text, std::string& error);

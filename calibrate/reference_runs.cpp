@@ -119,9 +119,7 @@ void check_unknown_keys(FieldReader& r) {
     if (k.size() > kLongestField + kLongestField / 5) continue;
     const std::string near = nearest_name(k, fields);
     if (near.empty() || edit_distance(k, near) > std::max<std::size_t>(1, near.size() / 5)) continue;
-    std::string escaped;  // a JSON pointer's ~ and / (RFC 6901)
-    for (const char c : k) escaped += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
-    r.error(escaped, "unknown field (did you mean \"" + near + "\"?)");
+    r.error(pointer_escape(k), "unknown field (did you mean \"" + near + "\"?)");
   }
 }
 

@@ -46,6 +46,9 @@ TEST_CASE("calibrate::reference_runs: a key one letter from an input field is an
   CHECK(errors_of({"{\"id\":\"e\"," + kGpt + ",\"activation_checkpoint\":true}"}) ==
         std::vector<std::string>{
             "runs.jsonl:1:/activation_checkpoint: unknown field (did you mean \"activation_checkpointing\"?)"});
+  // The key is escaped as a JSON pointer (RFC 6901: "/" -> "~1"), so the path names the key and not a nesting.
+  CHECK(errors_of({"{\"id\":\"g\"," + kGpt + ",\"grad/accum\":4}"}) ==
+        std::vector<std::string>{"runs.jsonl:1:/grad~1accum: unknown field (did you mean \"grad_accum\"?)"});
   CHECK(errors_of({"{\"id\":\"f\"," + kGpt + ",\"" + std::string(1 << 20, 'g') + "\":1}"}).empty());
   // Records of other kinds are not predicted: their fields are not checked against the inputs of a train step.
   CHECK(errors_of({R"({"id":"m","kind":"micro","op":"gemm","m":64,"n":64,"k":64,"grad_acum":1})"}).empty());
