@@ -182,9 +182,15 @@ void job_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   const double total = b.total().value();
   if (total <= 0) return;
   if (b.checkpoint.value() > kJobShare * total) {
-    std::string s = fmt("checkpoints stall %.0f%% of the job", 100 * b.checkpoint.value() / total);
-    if (!j.checkpoint.async) s += ": write asynchronously";
-    s += "; checkpoint to local NVMe and upload in the background, or checkpoint less often";
+    // Local NVMe is the fast target the advice would name; a job already writing there is told only what is left.
+    const bool local = j.checkpoint.storage.value_or(j.cluster.storage).kind == "local-nvme";
+    std::vector<std::string> ways;
+    if (!j.checkpoint.async) ways.push_back("write asynchronously");
+    if (!local) ways.push_back("checkpoint to local NVMe and upload in the background");
+    ways.push_back("checkpoint less often");
+    std::string s = fmt("checkpoints stall %.0f%% of the job: ", 100 * b.checkpoint.value() / total);
+    for (std::size_t i = 0; i < ways.size(); ++i)
+      s += (i == 0 ? "" : i + 1 == ways.size() ? ", or " : "; ") + ways[i];
     out.push_back(s);
   }
   if (a.times->diverges) {
