@@ -237,3 +237,35 @@ TEST_CASE("app::evaluate: checkpoint advice never names the local NVMe the job a
   CHECK(advises(out[2].result, "checkpoint to local NVMe"));
   CHECK(out[1].result.time_to_train < out[2].result.time_to_train);
 }
+
+// Found by a planner's audit: ZeRO-2 on 2 nodes of 4 A100 over 100 Gb/s was told "lower bucket_mb", and with
+// 5 MB buckets its step was slower than with 25 MB. Most of its exposed time is the parameter all-gather after
+// the optimizer, which nothing overlaps: it moves the fp32 parameters (1.314e9 x 4 B = 5.25 GB), as much as the
+// gradient reduce-scatter does, and so takes about as long as all 201 buckets together (25 MiB each), ~3x the
+// 147 ms backward they overlap. Each suggestion is checked by the simulation itself: more micro-batches per
+// optimizer step (grad_accum 2) or fewer GPUs (one node) train more samples per second; for ZeRO-1, which
+// all-reduces the gradients before that all-gather, zero2 is faster.
+TEST_CASE("app::evaluate: a ZeRO parameter all-gather is not blamed on the gradient buckets") {
+  const auto out = evaluate_text(R"({"workload": {"model": "gpt-1.3b", "micro_batch": 4, "grad_accum": [1, 2],
+      "steps": 100, "precision": "bf16"}, "software": {"parallelism": {"strategy": ["zero1", "zero2"]},
+      "nccl": {"bucket_mb": [25, 5]}}, "cluster": {"gpu": "a100-sxm-80gb", "gpus_per_node": 4,
+      "intra_node": "nvlink3-a100", "network": "eth-100g", "nodes": [1, 2], "cpu_cores_per_node": 64},
+      "pricing": {"price_per_gpu_hour": 2.79}})");
+  // Order: the lists by path (cluster.nodes, bucket_mb, strategy, grad_accum), the last varying fastest.
+  REQUIRE(out.size() == 16);
+  auto at = [&](int accum, int mb, int nodes, const char* strategy) -> const gp::JobResult& {
+    const int i = (nodes - 1) * 8 + (mb == 25 ? 0 : 4) + (std::string(strategy) == "zero2" ? 2 : 0) + (accum - 1);
+    return out[static_cast<std::size_t>(i)].result;
+  };
+  const auto& zero2 = at(1, 25, 2, "zero2");
+  REQUIRE(zero2.bottleneck == "communication");
+  CHECK_FALSE(advises(zero2, "bucket_mb"));
+  CHECK(advises(zero2, "ZeRO parameter all-gather exposed"));
+  CHECK(at(1, 5, 2, "zero2").step_time > zero2.step_time);  // what "lower bucket_mb" would have done
+  CHECK(at(2, 25, 2, "zero2").throughput_samples_per_s > zero2.throughput_samples_per_s);  // grad_accum
+  CHECK(at(1, 25, 1, "zero2").throughput_samples_per_s > zero2.throughput_samples_per_s);  // fewer GPUs
+  const auto& zero1 = at(1, 25, 2, "zero1");
+  CHECK(advises(zero1, "all-gather after the optimizer"));
+  CHECK(advises(zero1, "zero2 reduce-scatters the gradients"));
+  CHECK(zero2.step_time < zero1.step_time);
+}
