@@ -581,7 +581,7 @@ std::string render_plot(const std::vector<ConfigOutcome>& all, const std::string
   if (!left_out.empty()) {
     std::string ids;
     for (const auto& id : left_out) ids += (ids.empty() ? "" : ", ") + id;
-    o << "<text x=\"" << left << "\" y=\"" << H - 10 << "\" font-size=\"11\">not shown (does not fit or not predicted): "
+    o << "<text x=\"" << left << "\" y=\"" << H - 10 << "\" font-size=\"11\">not shown (does not fit, never finishes or not predicted): "
       << xml_escape(cut(ids, 90)) << "</text>\n";
   }
   o << "</svg>\n";

@@ -3,6 +3,9 @@
 
 #include "app/report.hpp"
 
+#include <limits>
+#include <optional>
+
 using gp::app::sig3;
 
 TEST_CASE("app::report: sig3 keeps three significant digits, rounding before it picks the format") {
@@ -113,8 +116,31 @@ TEST_CASE("app::report: the plot of time against cost joins the configurations n
   // The pick is ringed beside a; the deadline is drawn; what does not fit is named, escaped.
   CHECK(svg.find("cheapest within the deadline") != std::string::npos);
   CHECK(svg.find("deadline 11.0 h") != std::string::npos);
-  CHECK(svg.find("not shown (does not fit or not predicted): e&lt;&amp;&gt;") != std::string::npos);
+  CHECK(svg.find("not shown (does not fit, never finishes or not predicted): e&lt;&amp;&gt;") != std::string::npos);
   CHECK(svg.find("<title>e") == std::string::npos);
   // Times span 5-20 h and costs $90-$160: both under a factor of 10, so both axes are linear.
   CHECK(svg.find("log scale") == std::string::npos);
+}
+
+TEST_CASE("app::report: the plot names a job that never finishes among those it leaves out") {
+  // Found by a planner's audit: a fitting configuration whose failures outpace its checkpoints (time to train
+  // infinite, docs/output.md) was left out under "does not fit or not predicted", neither of which it is.
+  gp::app::ConfigOutcome ok, never;
+  ok.job.id = "ok";
+  never.job.id = "never";
+  for (auto* c : {&ok, &never}) {
+    c->job.cluster.gpu.id = "h200-sxm";
+    c->result.fits = true;
+    c->result.bottleneck = "gpu-compute";
+    c->result.step_time = gp::Seconds(0.1);
+    c->result.cost = c->result.cost_p10 = c->result.cost_p90 = gp::Dollars(10);
+    c->result.time_to_train = c->result.time_to_train_p10 = c->result.time_to_train_p90 = gp::Seconds(3600);
+  }
+  never.result.time_to_train = never.result.time_to_train_p10 = never.result.time_to_train_p90 =
+      gp::Seconds(std::numeric_limits<double>::infinity());
+  never.result.cost = never.result.cost_p10 = never.result.cost_p90 = gp::Dollars(std::numeric_limits<double>::infinity());
+  const std::string svg = gp::app::render_plot({ok, never}, "hand", std::nullopt);
+  CHECK(svg.find("not shown (does not fit, never finishes or not predicted): never") != std::string::npos);
+  CHECK(svg.find("<title>never") == std::string::npos);
+  CHECK(svg.find("<title>ok") != std::string::npos);
 }
