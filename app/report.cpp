@@ -225,7 +225,10 @@ std::string render_md(const std::vector<ConfigOutcome>& all, const std::string& 
        << " | " << r.bottleneck << " |" << (any_sweep(all) ? " " + c.sweep_label + " |" : "") << "\n";
   }
   int best = pick_best(all, deadline);
-  if (best >= 0) {
+  if (best < 0) {  // as the table says it
+    os << "\nNo configuration fits" << (deadline ? " and meets the deadline of " + sig3(*deadline) + " h" : "")
+       << ".\n";
+  } else {
     const auto& b = all[static_cast<std::size_t>(best)];
     os << "\n**Cheapest" << (deadline ? " within " + sig3(*deadline) + " h" : "") << ":** " << b.job.id
        << (b.sweep_label.empty() ? "" : " (" + b.sweep_label + ")") << ", "

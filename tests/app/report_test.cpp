@@ -144,3 +144,23 @@ TEST_CASE("app::report: the plot names a job that never finishes among those it 
   CHECK(svg.find("<title>never") == std::string::npos);
   CHECK(svg.find("<title>ok") != std::string::npos);
 }
+
+TEST_CASE("app::report: the Markdown report says when no configuration is recommended, as the table does") {
+  // Found by a planner's audit: with a deadline no configuration met, the table said so and the Markdown report
+  // ended after its table, silent on the recommendation. One configuration of 10 h against a deadline of 5 h.
+  gp::app::ConfigOutcome c;
+  c.job.id = "c0000";
+  c.job.cluster.gpu.id = "h200-sxm";
+  c.result.fits = true;
+  c.result.bottleneck = "gpu-compute";
+  c.result.step_time = c.result.step_time_p10 = c.result.step_time_p90 = gp::Seconds(0.1);
+  c.result.time_to_train = c.result.time_to_train_p10 = c.result.time_to_train_p90 = gp::Seconds(10 * 3600.0);
+  c.result.cost = c.result.cost_p10 = c.result.cost_p90 = gp::Dollars(100);
+  const std::string table = gp::app::render({c}, gp::app::Format::table, "s", 5.0, 0);
+  const std::string md = gp::app::render({c}, gp::app::Format::md, "s", 5.0, 0);
+  CHECK(table.find("No configuration fits and meets the deadline of 5.00 h.") != std::string::npos);
+  CHECK(md.find("No configuration fits and meets the deadline of 5.00 h.") != std::string::npos);
+  c.result.fits = false;  // and without a deadline, one that does not fit
+  CHECK(gp::app::render({c}, gp::app::Format::md, "s", std::nullopt, 0).find("No configuration fits.") !=
+        std::string::npos);
+}
