@@ -223,7 +223,8 @@ void run(const RunOptions& o, CliContext& ctx) {
   }
   std::optional<double> deadline;
   if (!sc->configs.empty()) deadline = sc->configs.front().roi.deadline_hours;
-  std::string text = render(results, parse_format(format), sc->name.empty() ? sc->path : sc->name, deadline, run_id);
+  std::string text =
+      render(results, parse_format(format), sc->name.empty() ? sc->path : sc->name, deadline, run_id, notes);
   if (o.out.empty()) {
     std::cout << text;
   } else {
@@ -260,7 +261,7 @@ void add_run_command(CLI::App& root, CliContext& ctx) {
   cmd->add_option("--out", o.out, "Write the output to FILE instead of standard output")->check(non_empty())->type_name("FILE");
   cmd->add_option("--db", o.db, "SQLite results store (default ./gpuplan.db)")->check(non_empty())->type_name("FILE");
   cmd->add_flag("--no-db", o.no_db, "Do not record the run");
-  cmd->add_flag("-q,--quiet", o.quiet, "No progress bar");
+  cmd->add_flag("-q,--quiet", o.quiet, "No progress bar and no notes on standard error (JSON and Markdown keep them)");
   cmd->add_option("--trace", o.trace,
                   "Write the first 3 steps of up to 16 ranks (and the straggler) as Chrome trace JSON (Perfetto)")->check(non_empty())
       ->type_name("FILE");

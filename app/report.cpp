@@ -196,7 +196,7 @@ std::string render_csv(const std::vector<ConfigOutcome>& all) {
 }
 
 std::string render_md(const std::vector<ConfigOutcome>& all, const std::string& name,
-                      std::optional<double> deadline) {
+                      std::optional<double> deadline, const std::vector<std::string>& notes) {
   std::ostringstream os;
   // A name is one heading line: control characters (a newline would end the heading) become spaces.
   std::string title = name.empty() ? "gpuplan run" : name;
@@ -235,6 +235,10 @@ std::string render_md(const std::vector<ConfigOutcome>& all, const std::string& 
        << money(b.result.cost.value()) << ", " << sig3(b.result.time_to_train.hours()) << " h" << range_text(b.result)
        << "." << deadline_risk(b.result, deadline) << "\n";
     for (const auto& a : b.result.advice) os << "- " << a << "\n";
+  }
+  if (!notes.empty()) {
+    os << "\n**Notes:**\n";
+    for (const auto& n : notes) os << "- " << n << "\n";
   }
   return os.str();
 }
@@ -336,11 +340,11 @@ int pick_best(const std::vector<ConfigOutcome>& all, std::optional<double> deadl
 }
 
 std::string render(const std::vector<ConfigOutcome>& all, Format f, const std::string& scenario_name,
-                   std::optional<double> deadline_hours, long long run_id) {
+                   std::optional<double> deadline_hours, long long run_id, const std::vector<std::string>& notes) {
   switch (f) {
     case Format::table: return render_table(all, scenario_name, deadline_hours, run_id);
     case Format::csv: return render_csv(all);
-    case Format::md: return render_md(all, scenario_name, deadline_hours);
+    case Format::md: return render_md(all, scenario_name, deadline_hours, notes);
     case Format::json: {
       json out;
       out["gpuplan_version"] = GPUPLAN_VERSION;
@@ -350,6 +354,7 @@ std::string render(const std::vector<ConfigOutcome>& all, Format f, const std::s
       for (const auto& c : all) out["configs"].push_back(config_json(c));
       int best = pick_best(all, deadline_hours);
       out["best"] = best >= 0 ? json(all[static_cast<std::size_t>(best)].job.id) : json(nullptr);
+      out["notes"] = notes;
       return calibrate::dump_json(out, 2) + "\n";
     }
   }

@@ -61,7 +61,10 @@ enum class Format { table, json, md, csv };
 std::string render_plot(const std::vector<ConfigOutcome>& all, const std::string& scenario_name,
                         std::optional<double> deadline_hours);
 
+// `notes`: what the prediction rests on or what the planner should know about the comparison (different amounts
+// of data, derived GPU profiles, fields not used yet). JSON carries them as `notes`, Markdown as a list under the
+// recommendation; the table and CSV leave them to standard error (cmd_run).
 std::string render(const std::vector<ConfigOutcome>& all, Format f, const std::string& scenario_name,
-                   std::optional<double> deadline_hours, long long run_id);
+                   std::optional<double> deadline_hours, long long run_id, const std::vector<std::string>& notes = {});
 
 }  // namespace gp::app

@@ -1154,10 +1154,27 @@ TEST_CASE("app::cli: run says when the configurations of a sweep train different
   CHECK(r.code == 0);
   CHECK(r.out.find("note: the configurations train different amounts of data (up to 16x the samples") !=
         std::string::npos);
+  // The note stays with the results where the format can hold it (found by a planner's audit: it was on standard
+  // error alone, so -q, a JSON consumer or a saved Markdown report lost it): JSON `notes`, Markdown **Notes:**.
+  r = gp::test::run_gpuplan("run --no-db -q --format json scenarios/gpt-scaling-100g.json", /*stdout_only=*/true);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j.contains("notes"));
+  REQUIRE(j["notes"].is_array());
+  bool data_note = false;
+  for (const auto& n : j["notes"]) data_note |= n.get<std::string>().find("the configurations train different amounts of data (up to 16x") == 0;
+  CHECK(data_note);
+  r = gp::test::run_gpuplan("run --no-db -q --format md scenarios/gpt-scaling-100g.json", /*stdout_only=*/true);
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("**Notes:**\n") != std::string::npos);
+  CHECK(r.out.find("\n- the configurations train different amounts of data (up to 16x") != std::string::npos);
   // The quickstart fixes the global batch: every configuration trains the same samples.
   r = gpuplan("run --no-db --format csv scenarios/quickstart-gpt-350m.json");
   CHECK(r.code == 0);
   CHECK(r.out.find("different amounts of data") == std::string::npos);
+  r = gp::test::run_gpuplan("run --no-db -q --format json scenarios/quickstart-gpt-350m.json", /*stdout_only=*/true);
+  REQUIRE(r.code == 0);
+  CHECK(nlohmann::json::parse(r.out)["notes"] == nlohmann::json::array());
 }
 
 TEST_CASE("app::cli: run says that the business inputs of roi are not used yet", "[cli]") {
