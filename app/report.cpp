@@ -118,7 +118,9 @@ std::string render_table(const std::vector<ConfigOutcome>& all, const std::strin
   for (std::size_t i = 0; i < kCols.size(); ++i) {
     line += (i ? " " : "") + pad(kCols[i].head, kCols[i].width, kCols[i].left);
   }
-  os << line << "\n" << std::string(line.size(), '-') << "\n";
+  const std::size_t width = line.size();  // the rule spans every column; the heading, like the rows, ends trimmed
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  os << line << "\n" << std::string(width, '-') << "\n";
   for (const auto& c : all) {
     auto cells = table_cells(c);
     std::string row;
@@ -257,6 +259,12 @@ std::string sig3(double x) {
     const char* unit = x >= 1e12 ? "T" : x >= 1e9 ? "G" : "M";
     const double v = x / (x >= 1e12 ? 1e12 : x >= 1e9 ? 1e9 : 1e6);
     std::snprintf(buf, sizeof buf, v < 10 ? "%.2f%s" : v < 100 ? "%.1f%s" : "%.0f%s", v, unit);
+  } else if (std::isfinite(x) && x >= 1e15) {  // 6.57e20: seven characters, the table's narrowest figure column
+    const int e = static_cast<int>(std::floor(std::log10(x)));
+    double m = x / std::pow(10.0, e);
+    int ex = e;
+    if (m >= 9.995) m /= 10, ++ex;  // rounding up across a power of ten
+    std::snprintf(buf, sizeof buf, "%.2fe%d", m, ex);
   } else if (x != 0 && (x < 0.001 || x >= 1e6)) {
     std::snprintf(buf, sizeof buf, "%.2e", x);
   } else if (x < 1) {  // 0.00123, 0.0123, 0.123: three digits after the leading zeros

@@ -29,6 +29,34 @@ TEST_CASE("app::report: sig3 keeps three significant digits, rounding before it 
   CHECK(sig3(0.99996) == "1.00");
   CHECK(sig3(0.009996) == "0.0100");
   CHECK(sig3(0.0999996) == "0.100");
+  // Past 1e15 (a job that failures all but stop: 6.57e20 h in a planner's audit printed "6.57e+20", one character
+  // wider than the table's time column) the exponent goes without its sign and leading zeros.
+  CHECK(sig3(6.5714e20) == "6.57e20");
+  CHECK(sig3(1.0e15) == "1.00e15");
+  CHECK(sig3(9.9996e17) == "1.00e18");
+  CHECK(sig3(0.000123) == "1.23e-04");  // small figures keep the C form
+}
+
+TEST_CASE("app::report: the table's heading ends without trailing spaces, its rule spans the columns") {
+  gp::app::ConfigOutcome c;
+  c.job.id = "c0000";
+  c.job.cluster.gpu.id = "h200-sxm";
+  c.result.fits = true;
+  c.result.bottleneck = "gpu-compute";
+  c.result.step_time = c.result.step_time_p10 = c.result.step_time_p90 = gp::Seconds(0.1);
+  c.result.time_to_train = c.result.time_to_train_p10 = c.result.time_to_train_p90 = gp::Seconds(3600.0);
+  c.result.cost = c.result.cost_p10 = c.result.cost_p90 = gp::Dollars(10);
+  const std::string t = gp::app::render({c}, gp::app::Format::table, "", std::nullopt, 0);
+  const std::size_t eol = t.find('\n');
+  REQUIRE(eol != std::string::npos);
+  const std::string head = t.substr(0, eol);
+  CHECK(head.rfind("id", 0) == 0);
+  CHECK(head.back() != ' ');
+  const std::size_t eol2 = t.find('\n', eol + 1);
+  const std::string rule = t.substr(eol + 1, eol2 - eol - 1);
+  CHECK(rule.find_first_not_of('-') == std::string::npos);
+  CHECK(rule.size() >= head.size());
+  CHECK(rule.size() <= 100);  // readable at 100 columns
 }
 
 TEST_CASE("app::report: the recommendation gives its 80% range and warns when the slow end misses the deadline") {
