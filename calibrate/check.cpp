@@ -15,11 +15,13 @@ RecordPrediction predict_train_record(const RunRecord& rec, const DeviceModel& d
                                       double host_cpu_scale) {
   RecordPrediction p;
   if (!rec.expressible) {
+    p.expressible = false;
     p.reason = rec.reason;
     return p;
   }
   const StepOps ops = build_step_ops(rec.step);
   if (!ops.not_expressible.empty()) {
+    p.expressible = false;
     p.reason = ops.not_expressible;
     return p;
   }
@@ -84,7 +86,9 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
       rr.prediction.step_ms_p90 = step_time_quantile(rr.prediction.step, spread, 0.9).ms();
     }
     const auto& p = rr.prediction;
-    if (!rec.expressible) {
+    // Either the inputs or the step's operators may be beyond the model: both are "not expressible" (the second
+    // was counted as expressible, with an out-of-memory verdict "agreeing" that nothing had predicted).
+    if (!p.expressible) {
       ++s.not_expressible;
     } else {
       // A record that carries no outcome (no step time, no peak, no out-of-memory flag: a blind prediction file)
@@ -125,7 +129,7 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
         }
       }
     }
-    if (p.peak_mem_gib && rec.measured.peak_mem_gib && rec.expressible) {
+    if (p.peak_mem_gib && rec.measured.peak_mem_gib && p.expressible) {
       rr.mem_err_pct = err_pct(*p.peak_mem_gib, *rec.measured.peak_mem_gib);
       mem_sum += std::abs(*rr.mem_err_pct);
       ++s.mem_records;

@@ -21,6 +21,9 @@ struct RecordPrediction {
   std::optional<double> step_ms;        // empty: not predicted (see reason)
   std::optional<double> peak_mem_gib;   // comparable with torch.cuda.max_memory_allocated
   bool oom = false;
+  // False when the model cannot express the record: its inputs (RunRecord::expressible) or its step's operators
+  // (a Swin step with activation checkpointing, ...). Such a record has no verdict to agree or disagree with.
+  bool expressible = true;
   std::string reason;                   // why step_ms is empty
   StepPrediction step;
   MemoryPrediction memory;

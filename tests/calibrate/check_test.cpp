@@ -484,6 +484,33 @@ TEST_CASE("calibrate::reference_runs: unknown models become generic, or say why 
   CHECK(r[1].reason.find("mystery") != std::string::npos);
 }
 
+TEST_CASE("calibrate::check: a record whose step the model cannot build is not expressible and has no OOM verdict",
+          "[calibrate]") {
+  // swin_t is a known model, so the inputs parse, but its operators refuse activation checkpointing (torchvision's
+  // Swin has none). It was counted "not expressible 0" and its OOM verdict as agreeing (measured ran, and the
+  // default `oom = false` of a prediction that never ran), so the check reported 1/1 agreement on nothing.
+  Inputs in = load_inputs();
+  std::vector<std::string> errors;
+  const auto runs = parse_runs(
+      {R"({"id":"s","kind":"train","model":"swin_t","batch":64,"precision":"tf32","data":"synthetic-on-gpu",)"
+       R"("activation_checkpointing":true,"step_ms":60.0,"peak_mem_gib":6.73})"},
+      "swin-ckpt.jsonl", errors);
+  REQUIRE(errors.empty());
+  REQUIRE(runs.size() == 1);
+  REQUIRE(runs[0].expressible);  // the inputs are fine: only the operators refuse it
+  const CheckReport rep = run_check(runs, in.profile, in.constants, 10.0);
+  const RecordResult& r = rep.records.at(0);
+  CHECK(r.prediction.reason.find("activation checkpointing") != std::string::npos);
+  CHECK_FALSE(r.oom_agrees.has_value());
+  // One train record, and it is the one not expressible: nothing agrees or disagrees, nothing is compared.
+  CHECK(rep.summary.train_records == 1);
+  CHECK(rep.summary.not_expressible == 1);
+  CHECK(rep.summary.oom_records == 0);
+  CHECK(rep.summary.oom_agree == 0);
+  CHECK(rep.summary.mape_records == 0);
+  CHECK(render_table(rep).find("not expressible 1") != std::string::npos);
+}
+
 TEST_CASE("calibrate::profile_io: missing fields are reported with their JSON path", "[calibrate]") {
   std::vector<std::string> errors;
   auto doc = nlohmann::json::parse(R"({"schema":"gpuplan-profile/1","gpu_id":"x","device":{"sm_count":132},
