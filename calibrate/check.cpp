@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
+#include <utility>
 
 #include "calibrate/loader_check.hpp"  // sim engineer: data-loader simulation for cpu-jpeg-pipeline records
 #include "sim/step_sim.hpp"
@@ -162,6 +164,30 @@ std::string fmt(const char* f, double v) {
 
 std::string opt_fmt(const char* f, const std::optional<double>& v) { return v ? fmt(f, *v) : std::string("-"); }
 
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// A figure and the limit it is held to, written so that the text agrees with the verdict `within` (value <= limit):
+// the limit as the user typed it (at least `limit_decimals` decimals, up to 10), the value with `value_decimals`
+// and more where rounding would show the two equal or reversed. "4.66% (tolerance 4.7%) FAIL" was printed for a
+// MAPE of 4.6596 against --tolerance 4.65, and "(-25.0%), beyond 25%" for a step 25.004% off.
+std::pair<std::string, std::string> verdict_figures(double value, double limit, bool within, int value_decimals,
+                                                    int limit_decimals) {
+  auto read = [](const std::string& s) { return std::strtod(s.c_str(), nullptr); };
+  int ld = limit_decimals;
+  while (ld < 10 && read(fixed(limit, ld)) != limit) ++ld;
+  const bool exact = read(fixed(limit, ld)) == limit;  // a limit with more decimals grows with the value's
+  std::pair<std::string, std::string> out;
+  for (int d = value_decimals; d <= 17; ++d) {
+    out = {fixed(value, d), fixed(limit, exact ? ld : std::max(ld, d))};
+    if ((read(out.first) <= read(out.second)) == within) break;
+  }
+  return out;
+}
+
 std::string pad(std::string s, std::size_t w, bool right = false) {
   if (s.size() > w) s = s.substr(0, w - 1) + "~";
   const std::string sp(w - s.size(), ' ');
@@ -221,9 +247,11 @@ std::string render_table(const CheckReport& r) {
   if (s.mape_records == 0)
     o << "\nstep-time MAPE over GPU-bound train records: none with a measured and a predicted step time, nothing "
          "to check: FAIL\n";
-  else
-    o << "\nstep-time MAPE over GPU-bound train records: " << fmt("%.2f", s.mape_pct) << "% (tolerance "
-      << fmt("%.1f", s.tolerance_pct) << "%) " << (s.pass ? "PASS" : "FAIL") << "\n";
+  else {
+    const auto [mape, tol] = verdict_figures(s.mape_pct, s.tolerance_pct, s.mape_pct <= s.tolerance_pct, 2, 1);
+    o << "\nstep-time MAPE over GPU-bound train records: " << mape << "% (tolerance " << tol << "%) "
+      << (s.pass ? "PASS" : "FAIL") << "\n";
+  }
   o << "largest error: " << fmt("%.1f", s.max_abs_err_pct) << "% (" << s.max_err_id << "); within 25%: "
     << s.within_25 << " of " << s.mape_records << "\n"
     << "by predicted bottleneck: GPU " << fmt("%.2f", s.mape_gpu_pct) << "% over " << s.mape_gpu_records
@@ -470,13 +498,13 @@ std::string render_junit(const CheckReport& r, double record_tolerance_pct) {
     std::string name, failure, out;
   };
   std::vector<Case> cases;
+  const auto [mape, tol] = verdict_figures(s.mape_pct, s.tolerance_pct, s.mape_pct <= s.tolerance_pct, 2, 1);
   cases.push_back({"step-time MAPE over GPU-bound train records",
                    s.pass ? std::string()
                           : (s.mape_records == 0 ? std::string("no GPU-bound record with a measured and a predicted step")
-                                                 : fmt("MAPE %.2f%%", s.mape_pct) + " over " +
-                                                       std::to_string(s.mape_records) + " records exceeds the tolerance " +
-                                                       fmt("%.1f%%", s.tolerance_pct)),
-                   fmt("MAPE %.2f%%", s.mape_pct) + ", largest error " + fmt("%.1f%%", s.max_abs_err_pct) + " (" +
+                                                 : "MAPE " + mape + "% over " + std::to_string(s.mape_records) +
+                                                       " records exceeds the tolerance " + tol + "%"),
+                   "MAPE " + mape + "%, largest error " + fmt("%.1f%%", s.max_abs_err_pct) + " (" +
                        s.max_err_id + "), within 25%: " + std::to_string(s.within_25) + " of " +
                        std::to_string(s.mape_records)});
   for (const auto& rr : r.records) {
@@ -488,12 +516,11 @@ std::string render_junit(const CheckReport& r, double record_tolerance_pct) {
                        ""});
     if (!rr.step_err_pct || !rr.in_mape) continue;  // the GPU-bound records the gate averages
     const double e = *rr.step_err_pct;
+    const bool within = std::abs(e) <= record_tolerance_pct;
+    const auto [err, limit] = verdict_figures(std::abs(e), record_tolerance_pct, within, 1, 0);
     const std::string line = "measured " + fmt("%.2f", *rr.record->measured.step_ms) + " ms, predicted " +
-                             fmt("%.2f", *rr.prediction.step_ms) + " ms (" + fmt("%+.1f%%", e) + ")";
-    cases.push_back({id + " step time", std::abs(e) > record_tolerance_pct
-                                            ? line + ", beyond " + fmt("%.0f%%", record_tolerance_pct)
-                                            : std::string(),
-                     line});
+                             fmt("%.2f", *rr.prediction.step_ms) + " ms (" + (e < 0 ? "-" : "+") + err + "%)";
+    cases.push_back({id + " step time", within ? std::string() : line + ", beyond " + limit + "%", line});
   }
   int failures = 0;
   for (const auto& c : cases) failures += !c.failure.empty();

@@ -734,6 +734,54 @@ TEST_CASE("calibrate::check: the JUnit report fails the MAPE case exactly when t
   CHECK(x.find("name=\"a&lt;b&amp;&quot;c&quot; step time\"") != std::string::npos);
 }
 
+TEST_CASE("calibrate::check: the printed MAPE and tolerance agree with the verdict at any tolerance", "[calibrate]") {
+  // A CI user's tolerance has as many decimals as they like; with %.2f and %.1f the gate printed
+  // "4.66% (tolerance 4.7%) FAIL" (4.6596 > 4.65) and "... PASS" (4.6596 <= 4.6599) alike.
+  CheckReport rep;
+  CheckSummary& s = rep.summary;
+  s.mape_records = 44;
+  s.mape_pct = 4.6596;
+  auto gate = [&](double tol) {
+    s.tolerance_pct = tol;
+    s.pass = s.mape_pct <= tol;
+    const std::string t = render_table(rep);
+    const auto at = t.find("step-time MAPE");
+    return t.substr(at, t.find('\n', at) - at);
+  };
+  // 4.6596 > 4.65: two decimals each show it (4.66 > 4.65).
+  CHECK(gate(4.65) == "step-time MAPE over GPU-bound train records: 4.66% (tolerance 4.65%) FAIL");
+  // 4.6596 <= 4.6599: at two decimals 4.66 > 4.6599 would contradict PASS; at four, 4.6596 <= 4.6599.
+  CHECK(gate(4.6599) == "step-time MAPE over GPU-bound train records: 4.6596% (tolerance 4.6599%) PASS");
+  // 4.6596 > 4.6591: 4.66 > 4.6591 already agrees with FAIL.
+  CHECK(gate(4.6591) == "step-time MAPE over GPU-bound train records: 4.66% (tolerance 4.6591%) FAIL");
+  // Equal: passes (the gate is "exceeds"), and reads equal at four decimals (4.66 > 4.6596 would not).
+  CHECK(gate(4.6596) == "step-time MAPE over GPU-bound train records: 4.6596% (tolerance 4.6596%) PASS");
+  // The default tolerance reads as before (docs/calibration.md).
+  CHECK(gate(10.0) == "step-time MAPE over GPU-bound train records: 4.66% (tolerance 10.0%) PASS");
+  // The JUnit gate's failure message says the same.
+  gate(4.6591);
+  CHECK(render_junit(rep, 25.0).find("message=\"MAPE 4.66% over 44 records exceeds the tolerance 4.6591%\"") !=
+        std::string::npos);
+  // A record 25.004% off fails the default record tolerance of 25%; "(-25.0%), beyond 25%" read as if it did not.
+  // measured 100 ms, predicted 74.996 ms: (74.996 - 100) / 100 = -25.004%.
+  RunRecord rec;
+  rec.id = "r";
+  rec.kind = "train";
+  rec.data = "synthetic-on-gpu";
+  rec.measured.step_ms = 100.0;
+  RecordResult rr;
+  rr.record = &rec;
+  rr.prediction.step_ms = 74.996;
+  rr.step_err_pct = -25.004;
+  rr.in_mape = true;
+  rep.records.push_back(rr);
+  const std::string x = render_junit(rep, 25.0);
+  CHECK(x.find("(-25.004%), beyond 25%") != std::string::npos);
+  // Within the tolerance a record's line keeps one decimal: 74.996 against 25.004 off is not beyond 30%.
+  CHECK(render_junit(rep, 30.0).find("<system-out>measured 100.00 ms, predicted 75.00 ms (-25.0%)</system-out>") !=
+        std::string::npos);
+}
+
 TEST_CASE("calibrate::xml_escape: markup escaped, characters XML 1.0 cannot hold replaced", "[calibrate]") {
   using gp::calibrate::xml_escape;
   CHECK(xml_escape(R"(a<b & "c">)") == "a&lt;b &amp; &quot;c&quot;&gt;");
