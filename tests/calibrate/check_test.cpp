@@ -315,6 +315,27 @@ TEST_CASE("calibrate::check: CPU data-pipeline records stay out of the GPU-bound
   CHECK(rep2.summary.mape_pct == Approx(rep.summary.mape_pct));
 }
 
+TEST_CASE("calibrate::check: the summary does not depend on the order of the records", "[calibrate]") {
+  // Summed in file order, the reversed reference file's MAPE was one bit away from the file's: a --tolerance set to
+  // the printed full-precision MAPE passed for one order and failed for the other. Every figure must be equal, not
+  // approximately: the gate compares them exactly.
+  const Inputs in = load_inputs();
+  std::vector<RunRecord> reversed(in.runs.rbegin(), in.runs.rend());
+  std::vector<RunRecord> rotated(in.runs.begin() + 17, in.runs.end());
+  rotated.insert(rotated.end(), in.runs.begin(), in.runs.begin() + 17);
+  const CheckSummary a = run_check(in.runs, in.profile, in.constants, 10.0).summary;
+  for (const auto* runs : {&reversed, &rotated}) {
+    const CheckSummary b = run_check(*runs, in.profile, in.constants, 10.0).summary;
+    CHECK(b.mape_pct == a.mape_pct);
+    CHECK(b.mape_gpu_pct == a.mape_gpu_pct);
+    CHECK(b.mape_launch_pct == a.mape_launch_pct);
+    CHECK(b.mem_mape_pct == a.mem_mape_pct);
+    CHECK(b.max_abs_err_pct == a.max_abs_err_pct);
+    CHECK(b.max_err_id == a.max_err_id);
+    CHECK(b.host_cpu_scale_suggested == a.host_cpu_scale_suggested);
+  }
+}
+
 TEST_CASE("calibrate::check: JSON and SVG renderings", "[calibrate]") {
   const Inputs in = load_inputs();
   const auto rep = run_check(in.runs, in.profile, in.constants, 10.0);
