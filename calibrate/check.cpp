@@ -165,6 +165,47 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
   return rep;
 }
 
+std::string gpu_model_token(const std::string& device_name) {
+  std::string word;
+  auto done = [&word] { return std::any_of(word.begin(), word.end(), [](char c) { return c >= '0' && c <= '9'; }); };
+  for (const char c : device_name + " ") {
+    if (c == ' ' || c == '-' || c == ',' || c == '(' || c == ')' || c == '_' || c == '\t') {
+      if (done()) return word;
+      word.clear();
+    } else {
+      word += (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
+    }
+  }
+  return {};
+}
+
+std::vector<std::string> device_mismatches(const std::vector<RunRecord>& runs, const GpuProfile& profile,
+                                           const std::string& file) {
+  const std::string want = gpu_model_token(profile.device_name);
+  if (want.empty()) return {};
+  struct Seen { std::string device; int line = 0, count = 0; };
+  std::vector<std::pair<std::string, Seen>> other;  // by model token, in file order
+  int train = 0;
+  for (const RunRecord& r : runs) {
+    if (r.kind != "train") continue;
+    ++train;
+    const auto it = r.input.find("device");
+    if (it == r.input.end() || !it->is_string()) continue;
+    const std::string got = gpu_model_token(it->get<std::string>());
+    if (got.empty() || got == want) continue;
+    auto at = std::find_if(other.begin(), other.end(), [&](const auto& o) { return o.first == got; });
+    if (at == other.end()) at = other.insert(other.end(), {got, Seen{it->get<std::string>(), r.line, 0}});
+    ++at->second.count;
+  }
+  std::vector<std::string> lines;
+  for (const auto& [token, seen] : other)
+    lines.push_back(file + ":" + std::to_string(seen.line) + ":/device: measured on \"" + seen.device +
+                    "\", but the profile is of \"" + profile.device_name + "\" (" + std::to_string(seen.count) +
+                    " of " + std::to_string(train) + " train records): check them against a profile of that GPU, or " +
+                    "derive one with --gpu and its catalog id (catalogs/gpus.json)");
+  return lines;
+}
+
 namespace {
 
 std::string fmt(const char* f, double v) {

@@ -99,6 +99,19 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
                       double tolerance_pct, const PipelinePredictor& pipeline = {}, const StepSpread& spread = {},
                       double host_cpu_scale = 0);
 
+// The GPU model in a device name as torch.cuda.get_device_name, NVML and the GPU catalog write it: the first word
+// (split at spaces, hyphens, commas and brackets) holding a digit, upper-cased. "NVIDIA H100 80GB HBM3" -> "H100",
+// "NVIDIA A100-SXM4-80GB" -> "A100", "AMD Instinct MI300X" -> "MI300X", "NVIDIA GH200 480GB" -> "GH200";
+// "" when there is none (the name says nothing to compare).
+std::string gpu_model_token(const std::string& device_name);
+
+// Train records measured on another GPU model than `profile`'s (their `device` field against the profile's
+// device_name, by gpu_model_token): one line per such model, "FILE:LINE:/device: ..." at its first record, with the
+// count. Empty when every record's device matches or says nothing (no `device`, as in blind-prediction files).
+// Checking them against this profile compares one GPU's predictions with another's measurements.
+std::vector<std::string> device_mismatches(const std::vector<RunRecord>& runs, const GpuProfile& profile,
+                                           const std::string& file);
+
 // Renderings: an aligned text table (<= 100 columns), the JSON document, an SVG scatter plot
 // (log-log predicted vs measured step time with y = x and a +-10% band).
 std::string render_table(const CheckReport& r);

@@ -1008,6 +1008,33 @@ TEST_CASE("app::cli: calibrate check --junit writes a report CI test viewers rea
   CHECK(bad.out.find("/nonexistent-dir/j.xml: cannot write the JUnit report") != std::string::npos);
 }
 
+TEST_CASE("app::cli: calibrate check refuses runs of another GPU than the profile's, in one line, unless --gpu derives it",
+          "[cli]") {
+  // Two records of the reference format measured on an H100, checked against the H200 profile: it printed a table
+  // and exit 0 or 1, comparing H200 predictions with H100 measurements. With --gpu h100-sxm it is the documented
+  // derived check and runs.
+  const auto dir = fs::temp_directory_path() / ("gpuplan-other-gpu-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string runs = (dir / "h100.jsonl").string();
+  std::ofstream(runs)
+      << R"({"id":"m","kind":"micro","probe":"launch","device":"NVIDIA H100 80GB HBM3"})" "\n"
+      << R"({"id":"a","kind":"train","model":"resnet50","batch":128,"precision":"bf16","channels_last":true,)"
+         R"("optimizer":"sgd-momentum","data":"synthetic-on-gpu","step_ms":25.0,"device":"NVIDIA H100 80GB HBM3"})" "\n"
+      << R"({"id":"b","kind":"train","model":"resnet50","batch":256,"precision":"bf16","channels_last":true,)"
+         R"("optimizer":"sgd-momentum","data":"synthetic-on-gpu","step_ms":48.0,"device":"NVIDIA H100 80GB HBM3"})" "\n";
+  const std::string check = "calibrate check --profile calibrate/profiles/h200.json --runs " + runs;
+  const auto r = gpuplan(check);
+  CHECK(r.code == 2);
+  // The first H100 record is on line 2; 2 of the 2 train records are the H100's.
+  CHECK(r.out == runs + ":2:/device: measured on \"NVIDIA H100 80GB HBM3\", but the profile is of \"NVIDIA H200\" (2 of 2 "
+                        "train records): check them against a profile of that GPU, or derive one with --gpu and its "
+                        "catalog id (catalogs/gpus.json)\n");
+  const auto derived = gpuplan(check + " --gpu h100-sxm --tolerance 1000");
+  CHECK(derived.code == 0);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("app::cli: calibrate check of a runs file with no train record is one line and exit 2 as fit", "[cli]") {
   // It printed an empty table ending "FAIL" and exit 1, and --junit wrote a failing case: a model that drifted, not
   // a wrong file. An empty file, and one of micro-benchmark records only.

@@ -755,6 +755,43 @@ TEST_CASE("calibrate::check: the JUnit report fails the MAPE case exactly when t
   CHECK(x.find("name=\"a&lt;b&amp;&quot;c&quot; step time\"") != std::string::npos);
 }
 
+TEST_CASE("calibrate::check: records measured on another GPU model than the profile's are named", "[calibrate]") {
+  // Device names as torch.cuda.get_device_name and the GPU catalog write them.
+  CHECK(gpu_model_token("NVIDIA H200") == "H200");
+  CHECK(gpu_model_token("NVIDIA H100 80GB HBM3") == "H100");
+  CHECK(gpu_model_token("NVIDIA H100 SXM5 80GB") == "H100");  // catalog name of h100-sxm: the same model
+  CHECK(gpu_model_token("NVIDIA A100-SXM4-80GB") == "A100");
+  CHECK(gpu_model_token("Tesla V100-SXM2-16GB") == "V100");
+  CHECK(gpu_model_token("NVIDIA GH200 480GB") == "GH200");    // not an H200
+  CHECK(gpu_model_token("AMD Instinct MI300X") == "MI300X");
+  CHECK(gpu_model_token("nvidia h200") == "H200");
+  CHECK(gpu_model_token("NVIDIA") == "");
+  CHECK(gpu_model_token("") == "");
+  GpuProfile prof;
+  prof.device_name = "NVIDIA H200";
+  std::vector<std::string> errors;
+  const auto runs = parse_runs(
+      {R"({"id":"a","kind":"train","model":"resnet50","batch":8,"data":"synthetic-on-gpu","device":"NVIDIA H200"})",
+       R"({"id":"b","kind":"train","model":"resnet50","batch":8,"data":"synthetic-on-gpu"})",
+       R"({"id":"c","kind":"train","model":"resnet50","batch":8,"data":"synthetic-on-gpu","device":"NVIDIA A100-SXM4-80GB"})",
+       R"({"id":"d","kind":"micro","device":"NVIDIA B200"})",
+       R"({"id":"e","kind":"train","model":"resnet50","batch":8,"data":"synthetic-on-gpu","device":"NVIDIA A100-SXM4-40GB"})",
+       R"({"id":"f","kind":"train","model":"resnet50","batch":8,"data":"synthetic-on-gpu","device":"NVIDIA GH200 480GB"})"},
+      "r.jsonl", errors);
+  REQUIRE(errors.empty());
+  // Train records: a, b, c, e, f (5). a matches, b says nothing, the micro record d is not checked; the two A100s
+  // (first on line 3) and the GH200 (line 6) are named, in file order.
+  const auto lines = device_mismatches(runs, prof, "r.jsonl");
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].rfind("r.jsonl:3:/device: measured on \"NVIDIA A100-SXM4-80GB\", but the profile is of \"NVIDIA H200\" "
+                       "(2 of 5 train records)", 0) == 0);
+  CHECK(lines[1].rfind("r.jsonl:6:/device: measured on \"NVIDIA GH200 480GB\", but the profile is of \"NVIDIA H200\" "
+                       "(1 of 5 train records)", 0) == 0);
+  // The reference file is the profile's GPU throughout.
+  const Inputs in = load_inputs();
+  CHECK(device_mismatches(in.runs, in.profile, kRuns).empty());
+}
+
 TEST_CASE("calibrate::check: the printed MAPE and tolerance agree with the verdict at any tolerance", "[calibrate]") {
   // A CI user's tolerance has as many decimals as they like; with %.2f and %.1f the gate printed
   // "4.66% (tolerance 4.7%) FAIL" (4.6596 > 4.65) and "... PASS" (4.6596 <= 4.6599) alike.
