@@ -221,13 +221,27 @@ void job_advice(const AdviceInputs& a, std::vector<std::string>& out) {
                       100 * b.failures.value() / total, a.times->expected_failures));
   }
   if (b.startup.value() > kJobShare * total) {
-    if (!j.container.image.id.empty())
-      out.push_back(fmt("start-up is %.0f%% of the job: pre-pull the image on the nodes or use a smaller image",
-                        100 * b.startup.value() / total));
-    else  // no image to pull: the start-up is the interpreter, import torch and the CUDA context
-      out.push_back(fmt("start-up (import torch, the CUDA context) is %.0f%% of this short job: run more steps per "
-                        "job",
-                        100 * b.startup.value() / total));
+    // Name the part that dominates: the image (pull and unpack, which pre-pulling or a slimmer image removes) or
+    // the rest (import torch, the CUDA context, the DataLoader workers), a fixed cost per job that no image
+    // changes (a planner's audit found "run more steps per job" given to a fixed one-epoch job, and "use a smaller
+    // image" without saying how much of the start-up the image was).
+    const double image = a.times->image_startup.value();
+    const double rest = b.startup.value() - image;
+    const double pct = 100 * b.startup.value() / total;
+    if (!j.container.image.id.empty() && image >= rest)
+      out.push_back(fmt("start-up is %.0f%% of the job, ", pct) +
+                    fmt("%.0f s of it pulling and unpacking the image on every node: pre-pull the image (or cache "
+                        "it on the nodes' disks), or use a slimmer one",
+                        image));
+    else
+      out.push_back(std::string("start-up (import torch, the CUDA context") +
+                    (a.input && a.input->loader.num_workers > 0 && !a.input->loader.synthetic
+                         ? ", the DataLoader workers"
+                         : "") +
+                    fmt(") is %.0f%% of this short job", pct) +
+                    fmt(" (%.1f s, paid once per job and again after each failure): if you run many such jobs, "
+                        "run them one after another in one process or allocation",
+                        b.startup.value()));
   }
 }
 

@@ -234,9 +234,9 @@ JobEvents make_job_events(const JobConfig& job, const GpuProfile& profile, const
   const ImageSpec& im = job.container.image;
   const ByteRate pull = im.pull_bw.value() > 0 ? im.pull_bw : k.image_pull_rate;
   const ByteRate unpack = im.unpack_bw.value() > 0 ? im.unpack_bw : k.image_unpack_rate;
-  if (pull.value() > 0) ev.startup += im.compressed / pull;
-  if (unpack.value() > 0) ev.startup += im.compressed / unpack;
-  ev.startup += k.framework_import + profile.context_create;
+  if (pull.value() > 0) ev.image_startup += im.compressed / pull;
+  if (unpack.value() > 0) ev.image_startup += im.compressed / unpack;
+  ev.startup = ev.image_startup + k.framework_import + profile.context_create;
   const bool workers = !job.loader.synthetic && job.loader.num_workers > 0;
   if (workers) ev.startup += job.loader.worker_startup;
 

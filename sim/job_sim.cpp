@@ -19,6 +19,7 @@ JobTimes job_times(std::int64_t steps, const StepParts& step, const JobEvents& e
   b.dataloader_stall = step.dataloader_stall * n + ev.per_epoch_restart * static_cast<double>(std::max<std::int64_t>(0, ev.epochs - 1));
   b.comm_exposed = step.comm_exposed * n;
   b.startup = ev.startup;
+  out.image_startup = ev.image_startup;
   const Seconds work = b.compute + b.dataloader_stall + b.comm_exposed;
 
   if (ev.checkpoint_every_steps && *ev.checkpoint_every_steps > 0) {

@@ -17,6 +17,7 @@ namespace gp::sim {
 
 struct JobEvents {
   Seconds startup;                     // image pull and unpack, CUDA context, worker start-up
+  Seconds image_startup;               // the image's pull and unpack, part of startup
   Seconds per_epoch_restart;           // non-persistent workers: start-up again at each later epoch
   std::int64_t epochs = 1;             // epochs the run spans (>= 1)
   Seconds checkpoint_stall;            // GPUs stalled per checkpoint (all of it unless async)
@@ -35,6 +36,7 @@ struct JobTimes {
   std::int64_t checkpoints = 0;
   double expected_failures = 0;
   bool diverges = false;               // failures arrive faster than the work between checkpoints completes
+  Seconds image_startup;               // of breakdown.startup, the image's pull and unpack (JobEvents)
 };
 
 // Totals for `steps` optimizer steps. Preconditions: steps >= 0, times >= 0.

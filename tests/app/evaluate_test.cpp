@@ -212,6 +212,7 @@ TEST_CASE("app::evaluate: start-up advice names an image only when the scenario 
   REQUIRE(out.size() == 1);
   CHECK_FALSE(advises(out[0].result, "image"));
   CHECK(advises(out[0].result, "start-up (import torch, the CUDA context)"));
+  CHECK_FALSE(advises(out[0].result, "run more steps"));  // a job of fixed length cannot (a planner's audit)
 }
 
 // Found by a planner's audit: a job already checkpointing to local NVMe was told to "checkpoint to local NVMe and
