@@ -20,6 +20,31 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
   return buf;
 }
 
+// What would shrink a rank's memory that the job does not do yet, in the order of least cost to the step.
+// Empty when the step has nothing left to shrink (micro-batch 1, checkpointing, parameters sharded).
+// When the resident state alone (weights, gradients, optimizer states) exceeds the GPU, only sharding helps.
+std::vector<std::string> memory_remedies(const JobConfig& j, bool state_alone_too_big) {
+  std::vector<std::string> r;
+  if (!state_alone_too_big && j.step.micro_batch > 1)
+    r.push_back("lower micro_batch (raise grad_accum to keep the global batch)");
+  if (!state_alone_too_big && !j.step.activation_checkpointing) r.push_back("enable activation checkpointing");
+  // DDP and ZeRO-1/2 keep every parameter on every rank; FSDP and ZeRO-3 shard them too.
+  if (j.parallel.strategy != DataParallel::fsdp && j.parallel.strategy != DataParallel::zero3)
+    r.push_back("shard the parameters with FSDP or ZeRO-3");
+  return r;
+}
+
+std::string join_or(const std::vector<std::string>& ways) {
+  std::string s;
+  for (std::size_t i = 0; i < ways.size(); ++i) s += (i == 0 ? "" : i + 1 == ways.size() ? "; or " : "; ") + ways[i];
+  return s;
+}
+
+// Beyond the step itself: more ranks to shard over, model parallelism, a larger GPU.
+constexpr const char* kBeyondTheStep =
+    "nothing in the step is left to shrink: more GPUs to shard over, tensor or pipeline parallelism (tp, pp), or "
+    "a GPU with more memory";
+
 void memory_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   const JobConfig& j = *a.job;
   const MemoryPrediction& m = *a.memory;
@@ -27,17 +52,16 @@ void memory_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   // limit"): the verdict there is a coin the allocator tosses.
   constexpr double kUncertain = 0.04;
   const double ratio = m.capacity.value() > 0 ? m.needed / m.capacity : 0.0;
+  const Bytes state = m.weights + m.grads + m.optimizer_states + m.autocast_copies;
+  const bool state_too_big = m.capacity.value() > 0 && state > m.capacity;
+  const std::vector<std::string> ways = memory_remedies(j, state_too_big);
   if (m.fits) {
     if (ratio < 1 - kUncertain) return;
     std::string s = fmt("close to the memory limit: %.1f of %.1f GiB usable per GPU (peak %.1f GiB plus the "
                         "allocator's headroom); measured steps this close to the limit went either way",
                         m.needed.gib(), m.capacity.gib(), m.peak_device.gib());
-    if (j.step.micro_batch > 1)
-      s += "; leave room: lower micro_batch (raise grad_accum to keep the global batch)";
-    else if (!j.step.activation_checkpointing)
-      s += "; leave room: enable activation checkpointing";
-    else
-      s += "; leave room: shard with FSDP or ZeRO-3";
+    // The cheapest way to leave room is enough here: the step already fits.
+    s += "; leave room: " + (ways.empty() ? std::string(kBeyondTheStep) : ways.front());
     out.push_back(s);
     return;
   }
@@ -45,9 +69,11 @@ void memory_advice(const AdviceInputs& a, std::vector<std::string>& out) {
                       "GiB usable",
                       m.needed.gib(), m.peak_device.gib(), m.capacity.gib());
   if (ratio < 1 + kUncertain) s += " (within 4% of the limit: it may run; measured steps this close went either way)";
-  if (!j.step.activation_checkpointing) s += "; enable activation checkpointing";
-  if (j.parallel.strategy == DataParallel::ddp || j.parallel.strategy == DataParallel::zero1) s += "; shard with FSDP or ZeRO-3";
-  if (j.step.micro_batch > 1) s += "; or lower micro_batch (raise grad_accum to keep the global batch)";
+  if (state_too_big)
+    s += fmt("; the weights, gradients and optimizer states alone take %.1f GiB, so no micro-batch or "
+             "checkpointing makes it fit",
+             state.gib());
+  s += ": " + (ways.empty() ? std::string(kBeyondTheStep) : join_or(ways));
   out.push_back(s);
 }
 

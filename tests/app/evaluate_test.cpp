@@ -121,6 +121,39 @@ TEST_CASE("app::evaluate: a step near the memory limit is told so, either side o
   CHECK(has(b48, "within 4% of the limit"));
 }
 
+TEST_CASE("app::evaluate: out-of-memory advice names only what can still help") {
+  // Found by a planner's audit: with micro_batch 1, checkpointing and FSDP all on, the advice listed no remedy, and
+  // ZeRO-2 (which keeps every parameter on every rank) was never told to shard.
+  auto has = [](const gp::JobResult& r, const char* text) {
+    for (const auto& s : r.advice)
+      if (s.find(text) != std::string::npos) return true;
+    return false;
+  };
+  // GPT-13B (40 layers, d 5120: about 12.9e9 parameters) under DDP with fused AdamW on one H200: fp32 weights,
+  // gradients and the two Adam moments are 16 B a parameter, about 206 GB = 192 GiB, past the 139 GiB usable before
+  // any activation. A smaller micro-batch or checkpointing cannot make it fit; sharding the state can.
+  const auto ddp = evaluate_one_h200(R"({"model": "gpt-13b", "micro_batch": 4, "seq": 1024, "steps": 100,
+      "precision": "bf16"})", "{}");
+  REQUIRE_FALSE(ddp.fits);
+  CHECK(has(ddp, "the weights, gradients and optimizer states alone take"));
+  CHECK(has(ddp, "shard the parameters with FSDP or ZeRO-3"));
+  CHECK_FALSE(has(ddp, "micro_batch"));
+  CHECK_FALSE(has(ddp, "checkpointing:"));
+  // The same under FSDP on its one GPU, micro-batch 1, checkpointed: nothing in the step is left to shrink.
+  const auto fsdp = evaluate_one_h200(R"({"model": "gpt-13b", "micro_batch": 1, "seq": 1024, "steps": 100,
+      "precision": "bf16"})", R"({"activation_checkpointing": true, "parallelism": {"strategy": "fsdp"}})");
+  REQUIRE_FALSE(fsdp.fits);
+  CHECK(has(fsdp, "nothing in the step is left to shrink: more GPUs to shard over, tensor or pipeline parallelism"));
+  CHECK_FALSE(has(fsdp, "shard the parameters"));
+  // GPT-1.3B at micro-batch 48 (held-out set 15: out of memory) under ZeRO-2 keeps its parameters whole: told to
+  // lower the micro-batch, checkpoint, or shard the parameters, in that order.
+  const auto z2 = evaluate_one_h200(R"({"model": "gpt-1.3b", "micro_batch": 64, "seq": 1024, "steps": 100,
+      "precision": "bf16"})", R"({"parallelism": {"strategy": "zero2"}})");
+  REQUIRE_FALSE(z2.fits);
+  CHECK(has(z2, "lower micro_batch (raise grad_accum to keep the global batch); enable activation checkpointing; or "
+                "shard the parameters with FSDP or ZeRO-3"));
+}
+
 namespace {
 
 // Every configuration of a scenario given as JSON text.
