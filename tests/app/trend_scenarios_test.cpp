@@ -79,6 +79,33 @@ TEST_CASE("app::trend: 4 -> 64 GPUs over 100 Gb/s: cost per 1,000 steps > 5x, sp
   CHECK(big.result.bottleneck == "communication");
 }
 
+TEST_CASE("app::trend: at a fixed global batch, 64 GPUs over 100 Gb/s train slower than 16 and cost > 3x",
+          "[scenario]") {
+  // The brief's costly mistake. Both steps all-reduce the same 5.3 GB of fp32 gradients; a ring across n nodes
+  // moves 2(n-1)/n of it through each node's 100 Gb/s NIC (1.5 at 4 nodes, 1.875 at 16: 1.25x the network time),
+  // while the compute per GPU falls 4x (micro-batch 8 -> 2). With the all-reduce already longer than backward at
+  // 16 GPUs, the 64-GPU step cannot be shorter; the same samples then cost 4x the GPU-hours, more than 3x.
+  Loaded l = load("scaling-64-slower-than-16.json");
+  const auto out = gp::app::evaluate(l.sc, l.cat, options());
+  REQUIRE(out.size() == 2);
+  const auto& small = out[0];
+  const auto& big = out[1];
+  REQUIRE(small.job.cluster.total_gpus() == 16);
+  REQUIRE(big.job.cluster.total_gpus() == 64);
+  REQUIRE(small.job.step.micro_batch == 8);
+  REQUIRE(big.job.step.micro_batch == 2);
+  INFO("steps " << small.result.step_time.ms() << " / " << big.result.step_time.ms() << " ms, cost "
+                << small.result.cost.value() << " / " << big.result.cost.value());
+  CHECK(small.result.bottleneck == "communication");
+  CHECK(big.result.bottleneck == "communication");
+  CHECK(big.result.throughput_samples_per_s < small.result.throughput_samples_per_s);
+  CHECK(big.result.time_to_train > small.result.time_to_train);
+  CHECK(big.result.cost.value() > 3 * small.result.cost.value());
+  bool fewer = false;
+  for (const auto& a : big.result.advice) fewer |= a.find("fewer GPUs") != std::string::npos;
+  CHECK(fewer);
+}
+
 TEST_CASE("app::trend: DDP overlap hides the all-reduce until the bucket count is too small", "[scenario]") {
   Loaded l = load("ddp-bucket-overlap.json");
   const auto out = gp::app::evaluate(l.sc, l.cat, options());
