@@ -216,6 +216,7 @@ std::optional<ModelSpec> read_model(ObjectReader& r) {
     }
   }
   m.sample_bytes = Bytes(r.number("sample_bytes", false, 1, 1e10).value_or(0));
+  m.train_batch_tokens = r.number("train_batch_tokens", false, 1, 1e12).value_or(0);
   r.accept("name");
   m.dims.patch = static_cast<int>(r.integer("patch", false, 1, 4096).value_or(0));  // ViT patch size (0: 16)
   r.accept("image_hw");

@@ -126,6 +126,7 @@ struct ModelSpec {
   int layers_hint = 0;                 // cnn: number of conv/bn layers (kernel count estimate)
   std::vector<int> input_shape;        // e.g. {3,224,224}
   Bytes sample_bytes;                  // size of one input sample on the host (decoded, as fed to GPU)
+  double train_batch_tokens = 0;       // gpt: tokens per optimizer step it was published with (0: not known)
   Provenance prov;
 };
 

@@ -334,6 +334,24 @@ static void host_memory_advice(const AdviceInputs& a, std::vector<std::string>& 
   out.push_back(s);
 }
 
+// A batch scaled blindly: with the GPU count at a fixed micro-batch, the global batch grows, and past the model's
+// critical batch size a larger batch needs more samples to reach the same loss (McCandlish et al. 2018, "An
+// Empirical Model of Large-Batch Training", arXiv:1812.06162), which a time to train for a fixed dataset or step
+// count does not count. The yardstick is the batch the model was published with (catalog train_batch_tokens).
+void batch_advice(const AdviceInputs& a, std::vector<std::string>& out) {
+  const JobConfig& j = *a.job;
+  const ModelSpec& m = j.step.model;
+  if (m.family != ModelFamily::gpt || m.train_batch_tokens <= 0 || m.dims.seq <= 0) return;
+  const double tokens = static_cast<double>(j.global_batch()) * m.dims.seq;
+  constexpr double kBeyond = 2.0;  // within a factor of two of a published batch is ordinary practice
+  if (tokens <= kBeyond * m.train_batch_tokens) return;
+  out.push_back(fmt("global batch of %.3gM tokens is %.1fx the ", tokens / 1e6, tokens / m.train_batch_tokens) +
+                fmt("%.3gM tokens per step this model was published with", m.train_batch_tokens / 1e6) +
+                ": past the critical batch size a larger batch needs more samples for the same loss, which this time "
+                "to train does not count; keep the global batch near it (a smaller micro_batch or grad_accum as GPUs "
+                "are added) or retune the learning rate and its warm-up");
+}
+
 std::vector<std::string> advise(const AdviceInputs& a) {
   std::vector<std::string> out;
   memory_advice(a, out);
@@ -342,6 +360,7 @@ std::vector<std::string> advise(const AdviceInputs& a) {
   comm_advice(a, out);
   job_advice(a, out);
   host_memory_advice(a, out);
+  batch_advice(a, out);
   return out;
 }
 

@@ -303,3 +303,22 @@ TEST_CASE("app::evaluate: a ZeRO parameter all-gather is not blamed on the gradi
   CHECK(advises(zero1, "zero2 reduce-scatters the gradients"));
   CHECK(zero2.step_time < zero1.step_time);
 }
+
+TEST_CASE("app::evaluate: a global batch scaled far past the model's published one is flagged") {
+  // GPT-350M (GPT-3 Medium: 0.5M tokens a batch, Brown et al. 2020, Table 2.1; catalogs/models.json) at micro-batch
+  // 16 of 1,024 tokens on p5en nodes of 8 GPUs: 8 GPUs are 131,072 tokens a step (0.26x, nothing said), 16 GPUs
+  // 262,144, 64 GPUs 1,048,576 (2.1x: past twice the published batch, flagged), 1,024 GPUs 16,777,216 (33.6x).
+  const auto out = evaluate_text(R"({"workload": {"model": "gpt-350m", "micro_batch": 16, "seq": 1024, "steps": 100,
+      "precision": "bf16"}, "cluster": {"instance": "aws-p5en.48xlarge", "nodes": [1, 2, 8, 128]}})");
+  REQUIRE(out.size() == 4);
+  const char* words = "this model was published with: past the critical batch size";
+  CHECK_FALSE(advises(out[0].result, words));
+  CHECK_FALSE(advises(out[1].result, words));
+  CHECK(advises(out[2].result, "global batch of 1.05M tokens is 2.1x the 0.5M tokens per step"));
+  CHECK(advises(out[3].result, "global batch of 16.8M tokens is 33.6x the 0.5M tokens per step"));
+  // A transformer given by its dimensions has no published batch: nothing to compare with.
+  const auto dims = evaluate_text(R"({"workload": {"transformer": {"layers": 24, "d_model": 1024, "heads": 16},
+      "micro_batch": 16, "steps": 100, "precision": "bf16"}, "cluster": {"instance": "aws-p5en.48xlarge", "nodes": 128}})");
+  REQUIRE(dims.size() == 1);
+  CHECK_FALSE(advises(dims[0].result, "critical batch size"));
+}
