@@ -206,11 +206,17 @@ std::optional<Store> Store::open_existing(const std::string& path, std::string* 
     set(error, store.failure("cannot read results store"));
     return std::nullopt;
   }
-  if (*version != kStoreSchemaVersion) {
-    set(error, path + ": not a gpuplan results store of schema version " + std::to_string(kStoreSchemaVersion) +
-                   " (found version " + std::to_string(*version) + ")");
+  // An older store is read as it is (history never migrates): after an upgrade, `history` refused the runs of
+  // every store that no `run` of the new gpuplan had written yet. Version 0 is an empty or foreign file.
+  if (auto why = refusal(raw, *version, path)) {  // a newer gpuplan's store, another program's database
+    set(error, std::move(*why));
     return std::nullopt;
   }
+  if (*version < 1) {
+    set(error, path + ": not a gpuplan results store (an SQLite database without its tables)");
+    return std::nullopt;
+  }
+  store.version_ = *version;
   return store;
 }
 
@@ -358,8 +364,10 @@ std::vector<RunSummary> Store::list_runs(int limit, std::string* error) const {
 
 std::optional<StoredRun> Store::get_run(std::int64_t id, std::string* error) const {
   Stmt st(db_.get(),
-          "SELECT id, created_at, scenario_path, scenario_text, scenario_sha256, gpuplan_version, command, "
-          "inputs_sha256 FROM runs WHERE id = ?1");
+          version_ >= 2 ? "SELECT id, created_at, scenario_path, scenario_text, scenario_sha256, gpuplan_version, "
+                          "command, inputs_sha256 FROM runs WHERE id = ?1"
+                        : "SELECT id, created_at, scenario_path, scenario_text, scenario_sha256, gpuplan_version, "
+                          "command, '' FROM runs WHERE id = ?1");  // version 1: no inputs digest yet
   st.bind(1, id);
   const int rc = st.prepared() ? st.step() : SQLITE_ERROR;
   if (rc == SQLITE_DONE) {

@@ -71,7 +71,9 @@ class Store {
   // newer schema. On failure returns std::nullopt and sets *error to one line naming the file.
   static std::optional<Store> open(const std::string& path, std::string* error);
   // Opens an existing store read-only: never creates, migrates or changes the file (for `gpuplan history`).
-  // Fails (one line naming the file) when the file is missing, not a database, or not a current gpuplan store.
+  // Reads a store of any schema version from 1 to kStoreSchemaVersion as it is (a version-1 run reads back with
+  // an empty inputs_sha256). Fails (one line naming the file) when the file is missing, not a database, not a
+  // gpuplan store, or from a newer gpuplan.
   static std::optional<Store> open_existing(const std::string& path, std::string* error);
 
   // Records a run and its configurations in ONE transaction; returns the new run id. On failure nothing of
@@ -103,6 +105,7 @@ class Store {
 
   std::unique_ptr<sqlite3, Closer> db_;
   std::string path_;
+  std::int64_t version_ = kStoreSchemaVersion;  // schema of the open file; below current only via open_existing
 };
 
 // SHA-256 of `data` as 64 lowercase hex digits (FIPS 180-4). O(size).

@@ -3,6 +3,7 @@
 // state is checked through a separate raw sqlite3 connection, not through the store.
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -492,4 +493,58 @@ TEST_CASE("app::store: history JSON and --show", "[app][store][history]") {
   const auto missing = history({tmp.path(), 20, "table", id + 100});
   CHECK(missing.code == 2);
   CHECK(lines_of(missing.err).size() == 1);
+}
+
+TEST_CASE("app::store: history reads a version-1 store without migrating it", "[app][store][history]") {
+  TempDb tmp;
+  {
+    Store store = open_or_fail(tmp.path());
+    std::string error;
+    REQUIRE(store.record_run(three_config_run("old.json"), &error));
+  }
+  {
+    // Back to version 1 as a store of 2026-12-06 was, which `history` of a newer gpuplan must still read.
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open_v2(tmp.path().c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "ALTER TABLE runs DROP COLUMN inputs_sha256; PRAGMA user_version = 1", nullptr, nullptr,
+                         nullptr) == SQLITE_OK);
+    sqlite3_close_v2(db);
+  }
+  const auto list = history({tmp.path(), 0, "json", std::nullopt});
+  INFO(list.err);
+  REQUIRE(list.code == 0);
+  const auto j = nlohmann::json::parse(list.out);
+  REQUIRE(j["runs"].size() == 1);
+  CHECK(j["runs"][0]["best_config"] == "c0003");  // c0002 ($100) does not fit; c0003 $200 < c0001 $300
+  const auto shown = history({tmp.path(), 20, "json", 1});
+  INFO(shown.err);
+  REQUIRE(shown.code == 0);
+  const auto run = nlohmann::json::parse(shown.out);
+  CHECK(run["scenario_path"] == "old.json");
+  CHECK(run["inputs_sha256"] == "");
+  CHECK(run["configs"].size() == 3);
+  // Read only: still version 1 and no inputs_sha256 column.
+  CHECK(raw_query(tmp.path(), "PRAGMA user_version") == "1");
+  CHECK(raw_query(tmp.path(), "SELECT count(*) FROM pragma_table_info('runs') WHERE name = 'inputs_sha256'") == "0");
+}
+
+TEST_CASE("app::store: history refuses a store of a newer gpuplan, saying so", "[app][store][history]") {
+  TempDb tmp;
+  {
+    Store store = open_or_fail(tmp.path());
+    std::string error;
+    REQUIRE(store.record_run(three_config_run("new.json"), &error));
+  }
+  REQUIRE(raw_query(tmp.path(), "PRAGMA user_version") == "2");
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open_v2(tmp.path().c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close_v2(db);
+  }
+  const auto list = history({tmp.path(), 0, "table", std::nullopt});
+  CHECK(list.code == 2);
+  REQUIRE(lines_of(list.err).size() == 1);
+  CHECK(list.err.find(tmp.path()) == 0);
+  CHECK(list.err.find("newer") != std::string::npos);
 }
