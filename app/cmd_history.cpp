@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/cli.hpp"
+#include "app/report.hpp"
 #include "calibrate/json_text.hpp"
 
 namespace gp::app {
@@ -115,14 +116,11 @@ std::string money(double usd) {
   return "$" + grouped(usd, std::fabs(usd) < 100 ? 2 : 0);
 }
 
-std::string hours(double h) { return std::isfinite(h) ? grouped(h, h < 10 ? 2 : 1) : "-"; }
+// Step and time to train in three significant digits, as `gpuplan run` printed them (report.hpp, sig3): fixed
+// decimals showed a 14-second job (0.00392 h) as 0.00 h.
+std::string hours(double h) { return std::isfinite(h) ? sig3(h) : "-"; }
 
-std::string seconds(double s) {
-  if (!std::isfinite(s)) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, s < 1 ? "%.4f" : (s < 100 ? "%.3f" : "%.1f"), s);
-  return buf;
-}
+std::string seconds(double s) { return std::isfinite(s) ? sig3(s) : "-"; }
 
 std::string time_of(const std::string& iso) {  // "2026-12-02T09:03:12Z" -> "2026-12-02 09:03:12"
   std::string t = iso;

@@ -495,6 +495,30 @@ TEST_CASE("app::store: history JSON and --show", "[app][store][history]") {
   CHECK(lines_of(missing.err).size() == 1);
 }
 
+TEST_CASE("app::store: history --show keeps three digits of a short job's time, as run printed it",
+          "[app][store][history]") {
+  TempDb tmp;
+  std::int64_t id = 0;
+  {
+    Store store = open_or_fail(tmp.path());
+    StoredRun run = three_config_run("short.json");
+    // 20 steps of 0.4413 s plus 5.286 s of start-up: 14.112 s = 14.112 / 3600 h = 0.00392 h; run's table prints
+    // 0.00392 (three significant digits). Fixed two decimals printed 0.00, losing the figure.
+    run.configs[0].step_time_s = 0.4413;
+    run.configs[0].time_to_train_h = 14.112 / 3600;
+    std::string error;
+    id = store.record_run(run, &error).value_or(0);
+  }
+  const auto shown = history({tmp.path(), 20, "table", id});
+  REQUIRE(shown.code == 0);
+  const auto rows = lines_of(shown.out);
+  const auto row = std::find_if(rows.begin(), rows.end(), [](const std::string& l) { return l.rfind("c0001", 0) == 0; });
+  REQUIRE(row != rows.end());
+  INFO(*row);
+  CHECK(row->find(" 0.00392 ") != std::string::npos);
+  CHECK(row->find(" 0.441 ") != std::string::npos);  // 0.4413 s in three digits
+}
+
 TEST_CASE("app::store: history reads a version-1 store without migrating it", "[app][store][history]") {
   TempDb tmp;
   {
