@@ -577,6 +577,17 @@ std::optional<Scenario> load_scenario_text(const std::string& text, const std::s
   for (const auto& ptr : nested)
     diags.add(name, ptr, "a list inside a list: a sweep lists values or objects (write [1, 2, 4], not [[1, 2], 4])");
   if (!nested.empty()) return std::nullopt;
+  // The title and the free text describe the whole run: as lists they multiplied every configuration into
+  // identical copies and the title fell back to the file's path without a word.
+  bool text_list = false;
+  for (const char* key : {"name", "description"}) {
+    if (!doc->contains(key) || !(*doc)[key].is_array()) continue;
+    diags.add(name, std::string("/") + key,
+              std::string("one ") + (key[0] == 'n' ? "title" : "description") +
+                  " per scenario, not a list: it describes every configuration of the run, got a list");
+    text_list = true;
+  }
+  if (text_list) return std::nullopt;
   auto points = expand_sweep(*doc, kMaxSweepConfigs);
   if (!points) {
     diags.add(name, "", "the sweep expands to more than " + std::to_string(kMaxSweepConfigs) +

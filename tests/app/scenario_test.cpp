@@ -270,3 +270,17 @@ TEST_CASE("app::catalog_io: an override replaces an entry by id and adds new one
   CHECK(c.instances.at("my-h200-box").gpus == 4);
   CHECK(c.instances.size() == catalog().instances.size() + 1);
 }
+
+TEST_CASE("app::scenario: a list of names or descriptions is refused, not swept", "[scenario][sweep]") {
+  // "name": ["a", "b"] made 2 x 4 = 8 configurations, each pair identical, titled by the file's path.
+  Diagnostics d;
+  auto sc = load_scenario_text(R"({"name": ["a", "b"], "description": ["x", "y"],
+      "workload": {"model": "gpt-350m", "micro_batch": 1, "steps": 10},
+      "cluster": {"instance": "aws-p5en.48xlarge", "nodes": [1, 2, 4, 8]}})",
+                               "s.json", catalog(), d);
+  CHECK_FALSE(sc.has_value());
+  CHECK(d.render() ==
+        "s.json:/name: one title per scenario, not a list: it describes every configuration of the run, got a list\n"
+        "s.json:/description: one description per scenario, not a list: it describes every configuration of the "
+        "run, got a list\n");
+}
