@@ -89,9 +89,28 @@ std::optional<std::uint64_t> parse_size(const std::string& s) {
 
 ByteRate node_line_rate(const InterconnectSpec& net) { return net.bw_per_gpu * net.ports_per_node; }
 
+// What to say after `unknown instance "ID"`: the ids that contain the word when they are few ("p5.48xlarge",
+// "h100": a short word is within the typo distance of unrelated ids, "h100" two edits from "a10g"), else the
+// nearest id when it is a likely typo, else where to list them.
+template <class Map>
+std::string unknown_id_hint(const std::string& id, const Map& map, const std::string& list_kind) {
+  std::vector<std::string> ids, family;
+  for (const auto& kv : map) ids.push_back(kv.first);
+  for (const auto& k : ids)
+    if (!id.empty() && k.size() > id.size() && k.find(id) != std::string::npos) family.push_back(k);
+  if (!family.empty() && family.size() <= 4) {
+    std::string hint = family.size() == 1 ? " (did you mean" : " (did you mean one of";
+    for (std::size_t i = 0; i < family.size(); ++i) hint += (i ? ", \"" : " \"") + family[i] + "\"";
+    return hint + "?)";
+  }
+  if (const std::string near = calibrate::nearest_name(id, ids); !near.empty())
+    return " (did you mean \"" + near + "\"?)";
+  return " (see `gpuplan catalog list " + list_kind + "`)";
+}
+
 const InterconnectSpec* find_link(const Catalog& cat, const std::string& id, bool intra, CliContext& ctx) {
   const InterconnectSpec* s = Catalog::find(cat.interconnects, id);
-  if (!s) fail(ctx, "unknown interconnect \"" + id + "\" (see `gpuplan catalog list interconnects`)");
+  if (!s) fail(ctx, "unknown interconnect \"" + id + "\"" + unknown_id_hint(id, cat.interconnects, "interconnects"));
   else if (s->intra_node != intra)
     fail(ctx, "interconnect \"" + id + "\" is " + (s->intra_node ? "intra-node" : "inter-node") + ", expected " +
                   (intra ? "an intra-node one" : "an inter-node one"));
@@ -102,7 +121,7 @@ const InterconnectSpec* find_link(const Catalog& cat, const std::string& id, boo
 std::optional<Cluster> from_instance(const Catalog& cat, const CommOptions& o, CliContext& ctx) {
   const InstanceSpec* inst = Catalog::find(cat.instances, o.instance);
   if (!inst) {
-    fail(ctx, "unknown instance \"" + o.instance + "\" (see `gpuplan catalog list instances`)");
+    fail(ctx, "unknown instance \"" + o.instance + "\"" + unknown_id_hint(o.instance, cat.instances, "instances"));
     return std::nullopt;
   }
   if (o.gpus_per_node != 0 && o.gpus_per_node != inst->gpus) {
@@ -145,7 +164,7 @@ std::string default_intra(const Catalog& cat, const std::string& gpu, int gpus) 
 
 std::optional<Cluster> from_gpu(const Catalog& cat, const CommOptions& o, CliContext& ctx) {
   if (!Catalog::find(cat.gpus, o.gpu)) {
-    fail(ctx, "unknown gpu \"" + o.gpu + "\" (see `gpuplan catalog list gpus`)");
+    fail(ctx, "unknown gpu \"" + o.gpu + "\"" + unknown_id_hint(o.gpu, cat.gpus, "gpus"));
     return std::nullopt;
   }
   if (o.gpus_per_node < 1) {
@@ -205,11 +224,15 @@ std::optional<Cluster> resolve_cluster(const Catalog& cat, const CommOptions& o,
   return c;
 }
 
+// All-gather, reduce-scatter and all-to-all move a whole number of floats per rank; all-reduce and broadcast one
+// buffer of whole floats.
+bool per_rank_op(Op op) { return op == Op::all_gather || op == Op::reduce_scatter || op == Op::all_to_all; }
+
 // What nccl-tests prints as `count`: elements of float per rank buffer (all-gather: per-rank send count;
 // reduce-scatter: per-rank receive count; all-to-all: per-peer count).
 std::uint64_t element_count(Op op, std::uint64_t bytes, int ranks) {
   const std::uint64_t elements = bytes / 4;
-  const bool per_rank = op == Op::all_gather || op == Op::reduce_scatter || op == Op::all_to_all;
+  const bool per_rank = per_rank_op(op);
   return per_rank ? elements / static_cast<std::uint64_t>(ranks) : elements;
 }
 
@@ -219,7 +242,7 @@ std::uint64_t element_count(Op op, std::uint64_t bytes, int ranks) {
 // previous one after rounding is not repeated.
 std::vector<std::uint64_t> sweep_sizes(Op op, std::uint64_t min_bytes, std::uint64_t max_bytes, int ranks) {
   std::vector<std::uint64_t> out;
-  const bool per_rank = op == Op::all_gather || op == Op::reduce_scatter || op == Op::all_to_all;
+  const bool per_rank = per_rank_op(op);
   const auto n = static_cast<std::uint64_t>(ranks);
   for (std::uint64_t b = min_bytes; b <= max_bytes; b *= 2) {
     const std::uint64_t count = b / 4;

@@ -191,3 +191,34 @@ TEST_CASE("app::comm: an --algo that does not apply is named in a note under the
   CHECK(r.out.find("# note:") == std::string::npos);
   CHECK(count_lines(r.out, true) == 8);  // 8 B .. 1 KiB
 }
+
+TEST_CASE("app::comm: an unknown id suggests the catalog's nearest one, as a scenario's does", "[cli][comm]") {
+  // `gpuplan run` answers aws-p5en.48xl with (did you mean "aws-p5en.48xlarge"?); comm only pointed at
+  // `gpuplan catalog list`. Expected hints by hand: aws-p5.48xlarg and p5.48xlarge are contained in
+  // aws-p5.48xlarge only; h100 and nvlink4 in two ids each (catalogs/gpus.json, catalogs/interconnects.json,
+  // sorted by id), which beat "a10g", two edits from h100 and so within a typo's distance of a 4-letter word;
+  // efa-v9 is contained in no id and at least five edits from every interconnect (a third of 6 letters, or 2,
+  // is a typo's).
+  struct Case {
+    std::string args, expect;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"--instance aws-p5.48xlarg",
+            "gpuplan comm: unknown instance \"aws-p5.48xlarg\" (did you mean \"aws-p5.48xlarge\"?)\n"},
+           // Contained in no id; one edit from aws-p5en.48xlarge (a third of its 17 letters would do).
+           {"--instance aws-p5en.48xlarje",
+            "gpuplan comm: unknown instance \"aws-p5en.48xlarje\" (did you mean \"aws-p5en.48xlarge\"?)\n"},
+           {"--instance p5.48xlarge",
+            "gpuplan comm: unknown instance \"p5.48xlarge\" (did you mean \"aws-p5.48xlarge\"?)\n"},
+           {"--gpu h100 --gpus-per-node 8",
+            "gpuplan comm: unknown gpu \"h100\" (did you mean one of \"h100-pcie\", \"h100-sxm\"?)\n"},
+           {"--gpu h100-sxm --gpus-per-node 8 --intra-node nvlink4",
+            "gpuplan comm: unknown interconnect \"nvlink4\" (did you mean one of \"nvlink4-h100\", \"nvlink4-h200\"?)\n"},
+           {"--instance aws-p5.48xlarge --nodes 2 --network efa-v9",
+            "gpuplan comm: unknown interconnect \"efa-v9\" (see `gpuplan catalog list interconnects`)\n"}}) {
+    const Run r = gpuplan_comm(c.args);
+    INFO(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.out == c.expect);
+  }
+}
