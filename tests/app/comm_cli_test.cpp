@@ -222,3 +222,29 @@ TEST_CASE("app::comm: an unknown id suggests the catalog's nearest one, as a sce
     CHECK(r.out == c.expect);
   }
 }
+
+TEST_CASE("app::comm: a sweep with no whole float says how many bytes the operation needs", "[cli][comm]") {
+  // All-reduce and broadcast move one buffer: 4 B (one float) is enough, whatever the GPU count. The message
+  // used to demand a float per GPU (32 B on 8 GPUs) for them too. All-to-all over 8 GPUs needs 8 x 4 = 32 B,
+  // and 31 B doubled is 62 B, past --max-bytes 60, so that sweep holds no size although 60 >= 32.
+  struct Case {
+    std::string args, expect;
+  };
+  for (const auto& c : std::vector<Case>{
+           {"--instance aws-p5.48xlarge --op allreduce --min-bytes 2 --max-bytes 3",
+            "gpuplan comm: allreduce over 8 GPUs moves at least one float (4 bytes); no size from --min-bytes 2 "
+            "doubling to --max-bytes 3 holds that\n"},
+           {"--instance aws-p5.48xlarge --op alltoall --min-bytes 31 --max-bytes 60",
+            "gpuplan comm: alltoall over 8 GPUs moves at least one float per GPU (32 bytes); no size from "
+            "--min-bytes 31 doubling to --max-bytes 60 holds that\n"}}) {
+    const Run r = gpuplan_comm(c.args);
+    INFO(c.args);
+    CHECK(r.code == 2);
+    CHECK(r.out == c.expect);
+  }
+  // 4 B is a whole float: broadcast of 4 B runs (one row, count 1).
+  const Run ok = gpuplan_comm("--instance aws-p5.48xlarge --op broadcast --min-bytes 4 --max-bytes 4 --format json",
+                              true);
+  REQUIRE(ok.code == 0);
+  CHECK(nlohmann::json::parse(ok.out).at("rows").at(0).at("count") == 1);
+}
