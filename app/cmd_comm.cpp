@@ -467,9 +467,9 @@ void run_comm(const CommOptions& o, CliContext& ctx) {
   if (!cluster) return;
   if (sweep_sizes(sweep->op, sweep->min_bytes, sweep->max_bytes, cluster->topo.ranks()).empty()) {
     // Doubling can step over the smallest size that holds one (alltoall over 8 GPUs, 31 B to 60 B: 31, then 62).
-    const std::string least = per_rank_op(sweep->op)
-                                  ? "at least one float per GPU (" + std::to_string(4 * cluster->topo.ranks()) + " bytes)"
-                                  : "at least one float (4 bytes)";
+    const std::string per_gpu = std::to_string(4 * cluster->topo.ranks());
+    const std::string least = per_rank_op(sweep->op) ? "at least one float per GPU (" + per_gpu + " bytes)"
+                                                     : "at least one float (4 bytes)";
     fail(ctx, std::string(collective::to_string(sweep->op)) + " over " + std::to_string(cluster->topo.ranks()) +
                   " GPUs moves " + least + "; no size from --min-bytes " + o.min_bytes + " doubling to --max-bytes " +
                   o.max_bytes + " holds that");

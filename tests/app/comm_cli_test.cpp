@@ -213,7 +213,8 @@ TEST_CASE("app::comm: an unknown id suggests the catalog's nearest one, as a sce
            {"--gpu h100 --gpus-per-node 8",
             "gpuplan comm: unknown gpu \"h100\" (did you mean one of \"h100-pcie\", \"h100-sxm\"?)\n"},
            {"--gpu h100-sxm --gpus-per-node 8 --intra-node nvlink4",
-            "gpuplan comm: unknown interconnect \"nvlink4\" (did you mean one of \"nvlink4-h100\", \"nvlink4-h200\"?)\n"},
+            "gpuplan comm: unknown interconnect \"nvlink4\" (did you mean one of \"nvlink4-h100\", "
+            "\"nvlink4-h200\"?)\n"},
            {"--instance aws-p5.48xlarge --nodes 2 --network efa-v9",
             "gpuplan comm: unknown interconnect \"efa-v9\" (see `gpuplan catalog list interconnects`)\n"}}) {
     const Run r = gpuplan_comm(c.args);
