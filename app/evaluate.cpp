@@ -185,15 +185,30 @@ std::vector<ConfigOutcome> evaluate(const Scenario& sc, const Catalog& cat, cons
   std::vector<std::string> io_notes;
   std::vector<ConfigOutcome> out;
   out.reserve(sc.configs.size());
+  // --trace: the first configuration that fits (one that does not fit never runs; tracing it as if it did showed
+  // steps that cannot happen), else the first, with a note. The simulation is deterministic for a configuration and
+  // its seed, so a configuration simulated again with the trace on shows the steps its result came from.
+  const bool want_trace = !opts.trace_path.empty();
+  bool traced = false;
   for (std::size_t i = 0; i < sc.configs.size(); ++i) {
     std::string trace;
-    const bool want_trace = i == 0 && !opts.trace_path.empty();
     ConfigOutcome c;
     c.job = sc.configs[i];
-    c.result = ev.run(sc.configs[i], want_trace ? &trace : nullptr);
+    c.result = ev.run(sc.configs[i], want_trace && !traced ? &trace : nullptr);
+    if (want_trace && !traced && c.result.fits) {
+      traced = true;
+      write_trace(opts, trace, io_notes);
+      if (i > 0) io_notes.push_back("--trace shows " + c.job.id + ", the first configuration that fits in memory");
+    }
     out.push_back(std::move(c));
-    if (want_trace) write_trace(opts, trace, io_notes);
     if (opts.progress) opts.progress(i + 1, sc.configs.size());
+  }
+  if (want_trace && !traced && !sc.configs.empty()) {
+    std::string trace;
+    ev.run(sc.configs[0], &trace);
+    write_trace(opts, trace, io_notes);
+    io_notes.push_back("--trace shows " + out[0].job.id +
+                       ", which does not fit in memory (no configuration does): its steps cannot run as traced");
   }
   if (sc.concrete.size() == out.size()) {
     auto sweep = sweep_values(sc.concrete);

@@ -1225,6 +1225,50 @@ TEST_CASE("app::cli: run says that the business inputs of roi are not used yet",
   fs::remove_all(dir);
 }
 
+TEST_CASE("app::cli: run traces the first configuration that fits, and says which", "[cli]") {
+  // Found by an audit: the first configuration was traced even when it did not fit in memory, as if it ran.
+  // GPT-1.3B with fused AdamW on one H200: micro-batch 48 ran out of memory in held-out set 15, 64 needs more still;
+  // micro-batch 8 fits. The sweep's trace must be the one of micro-batch 8 alone (the simulation is deterministic).
+  const auto dir = fs::temp_directory_path() / ("gpuplan-trace-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  auto scenario = [&](const std::string& name, const std::string& mb) {
+    const std::string path = (dir / name).string();
+    std::ofstream(path) << R"({"workload": {"model": "gpt-1.3b", "micro_batch": )" << mb
+                        << R"(, "seq": 1024, "steps": 100, "precision": "bf16"},
+      "cluster": {"gpu": "h200-sxm", "gpus_per_node": 1, "intra_node": "nvlink4-h100"},
+      "pricing": {"price_per_gpu_hour": 3.0}})";
+    return path;
+  };
+  const std::string sweep = scenario("sweep.json", "[64, 8]"), alone = scenario("alone.json", "8"),
+                    none = scenario("none.json", "[64, 96]");
+  const std::string t1 = (dir / "sweep.trace.json").string(), t2 = (dir / "alone.trace.json").string(),
+                    t3 = (dir / "none.trace.json").string();
+  auto r = gp::test::run_gpuplan("run --no-db -q --format json --trace " + t1 + " " + sweep, true);
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["configs"].size() == 2);
+  CHECK_FALSE(j["configs"][0]["fits"].get<bool>());
+  CHECK(j["configs"][1]["fits"].get<bool>());
+  CHECK(std::find(j["notes"].begin(), j["notes"].end(),
+                  "--trace shows c0001, the first configuration that fits in memory") != j["notes"].end());
+  REQUIRE(gpuplan("run --no-db -q --format csv --trace " + t2 + " " + alone).code == 0);
+  auto slurp = [](const std::string& p) {
+    std::ifstream f(p);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  CHECK_FALSE(slurp(t1).empty());
+  CHECK(slurp(t1) == slurp(t2));
+  // When nothing fits, the first is traced and the note says its steps cannot run.
+  r = gp::test::run_gpuplan("run --no-db -q --format json --trace " + t3 + " " + none, true);
+  REQUIRE(r.code == 0);
+  j = nlohmann::json::parse(r.out);
+  CHECK(std::find(j["notes"].begin(), j["notes"].end(),
+                  "--trace shows c0000, which does not fit in memory (no configuration does): its steps cannot run "
+                  "as traced") != j["notes"].end());
+  CHECK(fs::exists(t3));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("app::cli: outputs are checked before the work and never overwrite an input", "[cli]") {
   const auto dir = fs::temp_directory_path() / ("gpuplan-outputs-" + std::to_string(::getpid()));
   fs::create_directories(dir);
