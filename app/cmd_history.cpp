@@ -98,23 +98,8 @@ std::string render_table(const std::vector<Column>& cols, const std::vector<std:
 }
 
 // ---- numbers ----
-std::string grouped(double x, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, std::fabs(x));
-  const std::string digits = buf;
-  const std::size_t int_end = std::min(digits.find('.'), digits.size());
-  std::string out = x < 0 ? "-" : "";
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && i < int_end && (int_end - i) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
-
-std::string money(double usd) {
-  if (!std::isfinite(usd)) return "-";
-  return "$" + grouped(usd, std::fabs(usd) < 100 ? 2 : 0);
-}
+// Dollars as `gpuplan run` printed them (report.hpp, usd_text): $124, $12.3k, $1.23M; "$1,234,567,890" before.
+std::string money(double usd) { return std::isfinite(usd) ? usd_text(usd) : "-"; }
 
 // Step and time to train in three significant digits, as `gpuplan run` printed them (report.hpp, sig3): fixed
 // decimals showed a 14-second job (0.00392 h) as 0.00 h.

@@ -247,6 +247,8 @@ std::string render_md(const std::vector<ConfigOutcome>& all, const std::string& 
 
 }  // namespace
 
+std::string usd_text(double x) { return money(x); }
+
 // Three significant digits for wide-ranging figures (0.0123, 1.23, 123, 12300). The figure is rounded to three
 // digits before its format is chosen, so 999.96M reads "1.00G" and 99.996 "100", not "1000M" and "100.00".
 std::string sig3(double x) {

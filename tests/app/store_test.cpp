@@ -506,6 +506,7 @@ TEST_CASE("app::store: history --show keeps three digits of a short job's time, 
     // 0.00392 (three significant digits). Fixed two decimals printed 0.00, losing the figure.
     run.configs[0].step_time_s = 0.4413;
     run.configs[0].time_to_train_h = 14.112 / 3600;
+    run.configs[0].cost_usd = 12345.6;  // run's table: $12.3k (thousands to one decimal), not $12,346
     std::string error;
     id = store.record_run(run, &error).value_or(0);
   }
@@ -517,6 +518,7 @@ TEST_CASE("app::store: history --show keeps three digits of a short job's time, 
   INFO(*row);
   CHECK(row->find(" 0.00392 ") != std::string::npos);
   CHECK(row->find(" 0.441 ") != std::string::npos);  // 0.4413 s in three digits
+  CHECK(row->find(" $12.3k ") != std::string::npos);  // the cost as run printed it
 }
 
 TEST_CASE("app::store: history reads a version-1 store without migrating it", "[app][store][history]") {
