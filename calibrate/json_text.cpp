@@ -140,6 +140,14 @@ bool read_input_file(const std::string& path, std::string& text, std::string& er
     return false;
   }
   text = ss.str();
+  // A UTF-16 file (Windows editors and PowerShell's `>` write one) is not JSON text as our readers take it: it gave
+  // a line of errors per record. One line says what it is and what to do.
+  if (text.size() >= 2 && ((text[0] == '\xFF' && text[1] == '\xFE') || (text[0] == '\xFE' && text[1] == '\xFF'))) {
+    error = std::string("is UTF-16 text (byte-order mark ") + (text[0] == '\xFF' ? "FF FE" : "FE FF") +
+            "); save it as UTF-8";
+    text.clear();
+    return false;
+  }
   return true;
 }
 

@@ -1073,8 +1073,14 @@ TEST_CASE("app::cli: hostile input files give one line and exit 2, never a crash
   const std::string huge = write("huge.json", R"({"name": "x", "workload": {"steps": 1e999}})");
   const std::string nested = write("deep.json", deep);
   const std::string runs = write("huge.jsonl", R"({"id": "a", "kind": "train", "step_ms": 1e999})" "\n");
+  // A runs file and a scenario saved as UTF-16 (PowerShell's `>`): "{" is 7B 00 after the FF FE mark.
+  const std::string utf16 = write("u16.jsonl", std::string("\xFF\xFE{\0\"\0i\0d\0\"\0:\0 \0\"\0a\0\"\0}\0\n\0", 24));
+  const std::string utf16be = write("u16be.json", std::string("\xFE\xFF\0{\0}", 6));
   struct Case { std::string args, expect; };
   for (const Case& c : std::vector<Case>{
+           {"calibrate check --profile calibrate/profiles/h200.json --runs " + utf16,
+            utf16 + ": is UTF-16 text (byte-order mark FF FE); save it as UTF-8 (the runs file)"},
+           {"validate " + utf16be, utf16be + ":/: is UTF-16 text (byte-order mark FE FF); save it as UTF-8"},
            {"validate " + huge, huge + ":1:37: invalid JSON: number 1e999 is beyond the range of a double"},
            {"validate " + nested, nested + ":1:105: invalid JSON: arrays and objects nest more than 64 deep"},
            {"validate " + dir.string(), dir.string() + ":/: is a directory, not a file"},
