@@ -8,6 +8,24 @@
 
 using gp::app::sig3;
 
+namespace {
+
+// One configuration that fits on an H200, gpu-compute bound: a step of 0.1 s and the given time to train and cost,
+// each with a zero-width range.
+gp::app::ConfigOutcome fitting(double hours, double usd) {
+  gp::app::ConfigOutcome c;
+  c.job.id = "c0000";
+  c.job.cluster.gpu.id = "h200-sxm";
+  c.result.fits = true;
+  c.result.bottleneck = "gpu-compute";
+  c.result.step_time = c.result.step_time_p10 = c.result.step_time_p90 = gp::Seconds(0.1);
+  c.result.time_to_train = c.result.time_to_train_p10 = c.result.time_to_train_p90 = gp::Seconds(hours * 3600.0);
+  c.result.cost = c.result.cost_p10 = c.result.cost_p90 = gp::Dollars(usd);
+  return c;
+}
+
+}  // namespace
+
 TEST_CASE("app::report: sig3 keeps three significant digits, rounding before it picks the format") {
   CHECK(sig3(0.0123) == "0.0123");
   CHECK(sig3(0.00812) == "0.00812");
@@ -38,14 +56,7 @@ TEST_CASE("app::report: sig3 keeps three significant digits, rounding before it 
 }
 
 TEST_CASE("app::report: the table's heading ends without trailing spaces, its rule spans the columns") {
-  gp::app::ConfigOutcome c;
-  c.job.id = "c0000";
-  c.job.cluster.gpu.id = "h200-sxm";
-  c.result.fits = true;
-  c.result.bottleneck = "gpu-compute";
-  c.result.step_time = c.result.step_time_p10 = c.result.step_time_p90 = gp::Seconds(0.1);
-  c.result.time_to_train = c.result.time_to_train_p10 = c.result.time_to_train_p90 = gp::Seconds(3600.0);
-  c.result.cost = c.result.cost_p10 = c.result.cost_p90 = gp::Dollars(10);
+  const gp::app::ConfigOutcome c = fitting(1, 10);
   const std::string t = gp::app::render({c}, gp::app::Format::table, "", std::nullopt, 0);
   const std::size_t eol = t.find('\n');
   REQUIRE(eol != std::string::npos);
@@ -176,14 +187,7 @@ TEST_CASE("app::report: the plot names a job that never finishes among those it 
 TEST_CASE("app::report: the Markdown report says when no configuration is recommended, as the table does") {
   // Found by a planner's audit: with a deadline no configuration met, the table said so and the Markdown report
   // ended after its table, silent on the recommendation. One configuration of 10 h against a deadline of 5 h.
-  gp::app::ConfigOutcome c;
-  c.job.id = "c0000";
-  c.job.cluster.gpu.id = "h200-sxm";
-  c.result.fits = true;
-  c.result.bottleneck = "gpu-compute";
-  c.result.step_time = c.result.step_time_p10 = c.result.step_time_p90 = gp::Seconds(0.1);
-  c.result.time_to_train = c.result.time_to_train_p10 = c.result.time_to_train_p90 = gp::Seconds(10 * 3600.0);
-  c.result.cost = c.result.cost_p10 = c.result.cost_p90 = gp::Dollars(100);
+  gp::app::ConfigOutcome c = fitting(10, 100);
   const std::string table = gp::app::render({c}, gp::app::Format::table, "s", 5.0, 0);
   const std::string md = gp::app::render({c}, gp::app::Format::md, "s", 5.0, 0);
   CHECK(table.find("No configuration fits and meets the deadline of 5.00 h.") != std::string::npos);

@@ -103,6 +103,21 @@ Store open_or_fail(const std::string& path) {
   return std::move(*store);
 }
 
+// A store holding one run of three_config_run, taken back to schema version 1 as a store of 2026-12-06 was: no
+// inputs_sha256 column, user_version 1.
+void make_version1_store(const std::string& path) {
+  {
+    Store store = open_or_fail(path);
+    std::string error;
+    REQUIRE(store.record_run(three_config_run("old.json"), &error));
+  }
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "ALTER TABLE runs DROP COLUMN inputs_sha256; PRAGMA user_version = 1", nullptr, nullptr,
+                       nullptr) == SQLITE_OK);
+  sqlite3_close_v2(db);
+}
+
 }  // namespace
 
 TEST_CASE("app::store: SHA-256 FIPS 180-2 test vectors", "[app][store]") {
@@ -230,18 +245,7 @@ TEST_CASE("app::store: schema version and WAL mode are set", "[app][store]") {
 TEST_CASE("app::store: a version-1 store is migrated and keeps its runs, which have no inputs digest", "[app][store]") {
   TempDb tmp;
   std::string error;
-  {
-    Store store = open_or_fail(tmp.path());
-    REQUIRE(store.record_run(three_config_run("old.json"), &error));
-  }
-  {
-    // Back to version 1 as a store of 2026-12-06 was: no inputs_sha256 column.
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open_v2(tmp.path().c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db, "ALTER TABLE runs DROP COLUMN inputs_sha256; PRAGMA user_version = 1", nullptr, nullptr,
-                         nullptr) == SQLITE_OK);
-    sqlite3_close_v2(db);
-  }
+  make_version1_store(tmp.path());
   REQUIRE(raw_query(tmp.path(), "PRAGMA user_version") == "1");
   Store store = open_or_fail(tmp.path());
   CHECK(raw_query(tmp.path(), "PRAGMA user_version") == "2");
@@ -523,19 +527,7 @@ TEST_CASE("app::store: history --show keeps three digits of a short job's time, 
 
 TEST_CASE("app::store: history reads a version-1 store without migrating it", "[app][store][history]") {
   TempDb tmp;
-  {
-    Store store = open_or_fail(tmp.path());
-    std::string error;
-    REQUIRE(store.record_run(three_config_run("old.json"), &error));
-  }
-  {
-    // Back to version 1 as a store of 2026-12-06 was, which `history` of a newer gpuplan must still read.
-    sqlite3* db = nullptr;
-    REQUIRE(sqlite3_open_v2(tmp.path().c_str(), &db, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK);
-    REQUIRE(sqlite3_exec(db, "ALTER TABLE runs DROP COLUMN inputs_sha256; PRAGMA user_version = 1", nullptr, nullptr,
-                         nullptr) == SQLITE_OK);
-    sqlite3_close_v2(db);
-  }
+  make_version1_store(tmp.path());  // which `history` of a newer gpuplan must still read
   const auto list = history({tmp.path(), 0, "json", std::nullopt});
   INFO(list.err);
   REQUIRE(list.code == 0);
