@@ -30,6 +30,12 @@ std::string fmt_num(double x) {
 
 std::optional<json> parse_json_text(const std::string& text, const std::string& name, Diagnostics& diags) {
   calibrate::JsonTextError err;
+  // An empty (or blank) file is no syntax error at a place: say what it is (the parser's "unexpected end of input"
+  // came without a line and column for an empty file, and at 2:1 for a blank line).
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    diags.add(name, "", "is empty: expected a JSON object");
+    return std::nullopt;
+  }
   auto doc = calibrate::parse_json_text(text, /*comments=*/true, err);
   if (!doc) diags.add_at(name, err.line, err.col, "invalid JSON: " + err.what);
   return doc;

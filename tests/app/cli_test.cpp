@@ -1076,8 +1076,12 @@ TEST_CASE("app::cli: hostile input files give one line and exit 2, never a crash
   // A runs file and a scenario saved as UTF-16 (PowerShell's `>`): "{" is 7B 00 after the FF FE mark.
   const std::string utf16 = write("u16.jsonl", std::string("\xFF\xFE{\0\"\0i\0d\0\"\0:\0 \0\"\0a\0\"\0}\0\n\0", 24));
   const std::string utf16be = write("u16be.json", std::string("\xFE\xFF\0{\0}", 6));
+  const std::string empty = write("empty.json", ""), blank = write("blank.json", "  \n\n");
   struct Case { std::string args, expect; };
   for (const Case& c : std::vector<Case>{
+           // An empty scenario said "FILE:/: invalid JSON: ... unexpected end of input", a blank one "FILE:3:1: ...".
+           {"validate " + empty, empty + ":/: is empty: expected a JSON object"},
+           {"validate " + blank, blank + ":/: is empty: expected a JSON object"},
            {"calibrate check --profile calibrate/profiles/h200.json --runs " + utf16,
             utf16 + ": is UTF-16 text (byte-order mark FF FE); save it as UTF-8 (the runs file)"},
            {"validate " + utf16be, utf16be + ":/: is UTF-16 text (byte-order mark FE FF); save it as UTF-8"},
