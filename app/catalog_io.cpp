@@ -310,15 +310,6 @@ void load_file(const std::string& path, Catalog& cat, Diagnostics& diags, Origin
   }
 }
 
-// " (did you mean \"ID\"?)" with the nearest id of `map`, or nothing.
-template <class Map>
-std::string suggestion(const std::string& id, const Map& map) {
-  std::vector<std::string> ids;
-  for (const auto& kv : map) ids.push_back(kv.first);
-  const auto near = nearest_name(id, ids);
-  return near.empty() ? std::string() : " (did you mean \"" + near + "\"?)";
-}
-
 void check_references(const Catalog& cat, const Origins& origins, const Reported& reported, Diagnostics& diags) {
   const auto was_reported = [&](const char* kind, const std::string& id) {
     const auto it = reported.find(kind);
@@ -327,11 +318,11 @@ void check_references(const Catalog& cat, const Origins& origins, const Reported
   for (const auto& [id, inst] : cat.instances) {
     const auto& [file, ptr] = origins.at(id);
     if (!cat.gpus.count(inst.gpu) && !was_reported("gpus", inst.gpu))
-      diags.add(file, ptr + "/gpu", "unknown GPU id " + brief(json(inst.gpu)) + suggestion(inst.gpu, cat.gpus));
+      diags.add(file, ptr + "/gpu", "unknown GPU id " + brief(json(inst.gpu)) + unknown_id_hint(inst.gpu, cat.gpus, ""));
     for (const auto* ref : {&inst.network, &inst.intra_node}) {
       if (!ref->empty() && !cat.interconnects.count(*ref) && !was_reported("interconnects", *ref)) {
         diags.add(file, ptr + (ref == &inst.network ? "/network" : "/intra_node"),
-                  "unknown interconnect id " + brief(json(*ref)) + suggestion(*ref, cat.interconnects));
+                  "unknown interconnect id " + brief(json(*ref)) + unknown_id_hint(*ref, cat.interconnects, ""));
       }
     }
   }

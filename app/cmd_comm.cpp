@@ -14,6 +14,7 @@
 
 #include "app/catalog_io.hpp"
 #include "app/cli.hpp"
+#include "app/json_reader.hpp"
 #include "app/output_file.hpp"
 #include "app/svg.hpp"
 #include "calibrate/check.hpp"
@@ -88,25 +89,6 @@ std::optional<std::uint64_t> parse_size(const std::string& s) {
 }
 
 ByteRate node_line_rate(const InterconnectSpec& net) { return net.bw_per_gpu * net.ports_per_node; }
-
-// What to say after `unknown instance "ID"`: the ids that contain the word when they are few ("p5.48xlarge",
-// "h100": a short word is within the typo distance of unrelated ids, "h100" two edits from "a10g"), else the
-// nearest id when it is a likely typo, else where to list them.
-template <class Map>
-std::string unknown_id_hint(const std::string& id, const Map& map, const std::string& list_kind) {
-  std::vector<std::string> ids, family;
-  for (const auto& kv : map) ids.push_back(kv.first);
-  for (const auto& k : ids)
-    if (!id.empty() && k.size() > id.size() && k.find(id) != std::string::npos) family.push_back(k);
-  if (!family.empty() && family.size() <= 4) {
-    std::string hint = family.size() == 1 ? " (did you mean" : " (did you mean one of";
-    for (std::size_t i = 0; i < family.size(); ++i) hint += (i ? ", \"" : " \"") + family[i] + "\"";
-    return hint + "?)";
-  }
-  if (const std::string near = calibrate::nearest_name(id, ids); !near.empty())
-    return " (did you mean \"" + near + "\"?)";
-  return " (see `gpuplan catalog list " + list_kind + "`)";
-}
 
 const InterconnectSpec* find_link(const Catalog& cat, const std::string& id, bool intra, CliContext& ctx) {
   const InterconnectSpec* s = Catalog::find(cat.interconnects, id);

@@ -53,6 +53,19 @@ std::optional<json> parse_json_file(const std::string& path, Diagnostics& diags,
 }
 
 
+std::string unknown_id_hint(const std::string& id, const std::vector<std::string>& ids, const std::string& list_kind) {
+  std::vector<std::string> family;
+  for (const auto& k : ids)
+    if (!id.empty() && k.size() > id.size() && k.find(id) != std::string::npos) family.push_back(k);
+  if (!family.empty() && family.size() <= 4) {
+    std::string hint = family.size() == 1 ? " (did you mean" : " (did you mean one of";
+    for (std::size_t i = 0; i < family.size(); ++i) hint += (i ? ", \"" : " \"") + family[i] + "\"";
+    return hint + "?)";
+  }
+  if (const std::string near = nearest_name(id, ids); !near.empty()) return " (did you mean \"" + near + "\"?)";
+  return list_kind.empty() ? std::string() : " (see `gpuplan catalog list " + list_kind + "`)";
+}
+
 std::string brief(const json& v) {
   std::string s = v.dump();
   if (s.size() > 40) s = s.substr(0, 37) + "...";

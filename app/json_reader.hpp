@@ -29,6 +29,19 @@ using calibrate::edit_distance;
 using calibrate::nearest_name;
 using calibrate::pointer_escape;
 
+// What to say after "unknown ... id ID", for scenarios, catalogs and the comm command alike: the ids that contain
+// ID when they are few (a family name: "h100", "nvlink4", "p5.48xlarge"; a short word is also within the typo
+// distance of unrelated ids, "h100" two edits from "a10g"), else the nearest id when it is a likely typo, else
+// where to list them (`list_kind`; nothing when empty). Begins with a space: " (did you mean \"h100-sxm\"?)".
+std::string unknown_id_hint(const std::string& id, const std::vector<std::string>& ids, const std::string& list_kind);
+template <class Map>
+std::string unknown_id_hint(const std::string& id, const Map& map, const std::string& list_kind) {
+  std::vector<std::string> ids;
+  ids.reserve(map.size());
+  for (const auto& kv : map) ids.push_back(kv.first);
+  return unknown_id_hint(id, ids, list_kind);
+}
+
 // A short rendering of a JSON value for messages: strings quoted, long values truncated.
 std::string brief(const json& v);
 

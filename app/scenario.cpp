@@ -93,7 +93,7 @@ DataParallel strategy_from(const std::string& s) {
   return DataParallel::ddp;
 }
 
-// Looks up a catalog id, reporting an unknown one with the nearest known id.
+// Looks up a catalog id, reporting an unknown one with the ids it may mean (unknown_id_hint).
 template <class M>
 const typename M::mapped_type* lookup(ObjectReader& r, const char* key, const M& map, const char* what,
                                       const char* list_kind, bool required) {
@@ -101,25 +101,7 @@ const typename M::mapped_type* lookup(ObjectReader& r, const char* key, const M&
   if (!id) return nullptr;
   auto it = map.find(*id);
   if (it != map.end()) return &it->second;
-  std::vector<std::string> ids;
-  for (const auto& kv : map) ids.push_back(kv.first);
-  std::string hint;
-  if (auto near = nearest_name(*id, ids); !near.empty()) {
-    hint = " (did you mean \"" + near + "\"?)";
-  } else {
-    // A family name such as "nvlink4" or "h200": offer the ids it begins, when they are few.
-    std::vector<std::string> family;
-    for (const auto& k : ids)
-      if (k.size() > id->size() && k.compare(0, id->size(), *id) == 0) family.push_back(k);
-    if (!family.empty() && family.size() <= 4) {
-      hint = family.size() == 1 ? " (did you mean" : " (did you mean one of";
-      for (std::size_t i = 0; i < family.size(); ++i) hint += (i ? ", \"" : " \"") + family[i] + "\"";
-      hint += "?)";
-    } else {
-      hint = " (see `gpuplan catalog list " + std::string(list_kind) + "`)";
-    }
-  }
-  r.error(r.path(key), std::string("unknown ") + what + " id " + brief(json(*id)) + hint);
+  r.error(r.path(key), std::string("unknown ") + what + " id " + brief(json(*id)) + unknown_id_hint(*id, map, list_kind));
   return nullptr;
 }
 
