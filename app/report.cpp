@@ -27,11 +27,7 @@ std::string fixed(double x, int prec) {
 std::string money(double x) {
   // Thousands, millions, billions, trillions as spreadsheets abbreviate them; beyond that in powers of ten (a job
   // that failures all but stop printed $2617737.26M).
-  if (x >= 1e15) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "$%.2e", x);
-    return buf;
-  }
+  if (x >= 1e15) return "$" + sig3(x);  // $6.57e20, as the table writes any figure past 1e15
   if (x >= 1e12) return "$" + fixed(x / 1e12, x >= 1e14 ? 0 : 2) + "T";
   if (x >= 1e9) return "$" + fixed(x / 1e9, x >= 1e11 ? 0 : 2) + "B";
   if (x >= 1e6) return "$" + fixed(x / 1e6, x >= 1e8 ? 0 : 2) + "M";

@@ -52,7 +52,7 @@ int pick_best(const std::vector<ConfigOutcome>& all, std::optional<double> deadl
 // 0.0123, 1.23, 12.3, 123, 12300, 1.23M, 45.6G): the table's step time, throughput and time to train.
 std::string sig3(double x);
 
-// Dollars as the table prints them: $12.34, $123, $12.3k, $1.23M, $4.56B, $7.89T, beyond that $1.23e+15.
+// Dollars as the table prints them: $12.34, $123, $12.3k, $1.23M, $4.56B, $7.89T, beyond that $1.23e15.
 std::string usd_text(double x);
 
 enum class Format { table, json, md, csv };

@@ -234,10 +234,7 @@ void job_advice(const AdviceInputs& a, std::vector<std::string>& out) {
     if (!j.checkpoint.async) ways.push_back("write asynchronously");
     if (!local) ways.push_back("checkpoint to local NVMe and upload in the background");
     ways.push_back("checkpoint less often");
-    std::string s = fmt("checkpoints stall %.0f%% of the job: ", 100 * b.checkpoint.value() / total);
-    for (std::size_t i = 0; i < ways.size(); ++i)
-      s += (i == 0 ? "" : i + 1 == ways.size() ? ", or " : "; ") + ways[i];
-    out.push_back(s);
+    out.push_back(fmt("checkpoints stall %.0f%% of the job: ", 100 * b.checkpoint.value() / total) + join_or(ways));
   }
   if (a.times->diverges) {
     out.push_back("failures arrive faster than the work between checkpoints completes: checkpoint far more often");

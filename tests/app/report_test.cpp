@@ -53,6 +53,10 @@ TEST_CASE("app::report: sig3 keeps three significant digits, rounding before it 
   CHECK(sig3(1.0e15) == "1.00e15");
   CHECK(sig3(9.9996e17) == "1.00e18");
   CHECK(sig3(0.000123) == "1.23e-04");  // small figures keep the C form
+  // Dollars the same way (12,345.6 = 12.3 thousand; 2.6e12 = 2.60 trillion; past 1e15 sig3's form with a $).
+  CHECK(gp::app::usd_text(12345.6) == "$12.3k");
+  CHECK(gp::app::usd_text(2.6e12) == "$2.60T");
+  CHECK(gp::app::usd_text(4.1634e22) == "$4.16e22");
 }
 
 TEST_CASE("app::report: the table's heading ends without trailing spaces, its rule spans the columns") {
