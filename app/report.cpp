@@ -291,6 +291,14 @@ json config_json(const ConfigOutcome& c) {
   j["gpu"] = c.job.cluster.gpu.id;
   j["steps"] = r.steps;
   j["global_batch"] = c.job.global_batch();
+  // How the global batch is made (a fixed global batch on fewer GPUs accumulates more micro-batches), and the
+  // layout over the GPUs: dp x tp x pp = gpus.
+  j["micro_batch"] = c.job.step.micro_batch;
+  j["grad_accum"] = c.job.step.grad_accum;
+  j["parallelism"] = {{"strategy", to_string(c.job.parallel.strategy)},
+                      {"dp", c.job.parallel.dp},
+                      {"tp", c.job.parallel.tp},
+                      {"pp", c.job.parallel.pp}};
   j["sweep"] = c.sweep;
   j["sweep_label"] = c.sweep_label;
   j["step_time_s"] = r.step_time.value();

@@ -138,6 +138,14 @@ TEST_CASE("app::cli: run --format json has the documented shape and the run is i
     }
     // Conservation: the breakdown adds up to the time to train.
     CHECK(sum == Approx(c["time_to_train_h"].get<double>() * 3600).epsilon(1e-6));
+    // The global batch of 512 is made of micro-batches of 16 on each data-parallel replica (DDP: one per GPU), so
+    // 8, 16 and 32 GPUs accumulate 4, 2 and 1 micro-batches per step.
+    const int gpus = c["gpus"].get<int>();
+    const auto& par = c["parallelism"];
+    CHECK(par["strategy"] == "ddp");
+    CHECK(par["dp"].get<int>() * par["tp"].get<int>() * par["pp"].get<int>() == gpus);
+    CHECK(c["micro_batch"] == 16);
+    CHECK(c["grad_accum"].get<int>() == 512 / (16 * gpus));
   }
   REQUIRE(j["run_id"].is_number());
   auto h = gpuplan("history --format json --db " + db);
