@@ -162,6 +162,13 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
       return kExitBadInput;
     }
   }
+  // Train records, but none that the gate averages (a file of CPU data-pipeline runs): their comparison is printed,
+  // and the verdict is "nothing checked", not FAIL and exit 1 as if the model had drifted.
+  if (rep.summary.gpu_bound == 0) {
+    std::cerr << o.runs << ": no GPU-bound train record (\"data\": \"synthetic-on-gpu\") for --tolerance to check; "
+              << "the " << rep.summary.train_records << " train records above are reported, not checked\n";
+    return kExitBadInput;
+  }
   if (!o.junit.empty()) {
     if (const auto problem = write_output_file(o.junit, calibrate::render_junit(rep, o.record_tolerance), "the JUnit report")) {
       std::cerr << *problem << "\n";

@@ -292,11 +292,14 @@ std::string render_table(const CheckReport& r) {
                                                                                                  : "out",
              5, true)
       << "  " << (!rr.oom_agrees ? "-" : rec.measured.oom ? "y" : "n") << "/"
-      << (p.oom ? "y" : "n") << (rr.oom_agrees.value_or(true) ? "" : " !") << "\n";
+      << (!p.expressible ? "-" : p.oom ? "y" : "n") << (rr.oom_agrees.value_or(true) ? "" : " !") << "\n";
     if (!p.step_ms && !p.reason.empty() && !p.oom) o << "    not predicted: " << p.reason << "\n";
   }
   const auto& s = r.summary;
-  if (s.mape_records == 0)
+  if (s.gpu_bound == 0)  // only CPU data-pipeline records, say: reported below, but the gate has nothing to average
+    o << "\nstep-time MAPE over GPU-bound train records: none in this file (no train record with \"data\": "
+         "\"synthetic-on-gpu\"), nothing for --tolerance to check\n";
+  else if (s.mape_records == 0)
     o << "\nstep-time MAPE over GPU-bound train records: none with a measured and a predicted step time, nothing "
          "to check: FAIL\n";
   else {
@@ -304,8 +307,8 @@ std::string render_table(const CheckReport& r) {
     o << "\nstep-time MAPE over GPU-bound train records: " << mape << "% (tolerance " << tol << "%) "
       << (s.pass ? "PASS" : "FAIL") << "\n";
   }
-  o << "largest error: " << fmt("%.1f", s.max_abs_err_pct) << "% (" << s.max_err_id << "); within 25%: "
-    << s.within_25 << " of " << s.mape_records << "\n"
+  o << "largest error: " << (s.mape_records == 0 ? std::string("-") : fmt("%.1f", s.max_abs_err_pct) + "% (" + s.max_err_id + ")")
+    << "; within 25%: " << s.within_25 << " of " << s.mape_records << "\n"
     << "by predicted bottleneck: GPU " << fmt("%.2f", s.mape_gpu_pct) << "% over " << s.mape_gpu_records
     << ", launch-bound (host CPU) " << fmt("%.2f", s.mape_launch_pct) << "% over " << s.mape_launch_records << "\n";
   if (s.range_records > 0)
@@ -390,7 +393,8 @@ nlohmann::json render_json(const CheckReport& r) {
                         {"data", rec.data},
                         {"predicted_step_ms", opt(p.step_ms)},
                         {"predicted_peak_mem_gib", opt(p.peak_mem_gib)},
-                        {"predicted_oom", p.oom},
+                        // A record the model cannot express has no out-of-memory verdict either.
+                        {"predicted_oom", p.expressible ? nlohmann::json(p.oom) : nlohmann::json()},
                         {"measured_step_ms", opt(rec.measured.step_ms)},
                         {"measured_peak_mem_gib", opt(rec.measured.peak_mem_gib)},
                         {"measured_oom", rec.measured.oom},

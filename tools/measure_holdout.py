@@ -16,7 +16,7 @@ iters; p10/p50/p90 from CUDA events around each step; peak_mem_gib = torch.cuda.
 timed steps (peak_reserved_gib: max_memory_reserved, what the caching allocator held from the device);
 OutOfMemoryError anywhere gives `oom: true`.
 
-usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..21] [--micro-launch] [--only SUBSTRING] [--list]
+usage: python3 tools/measure_holdout.py --out FILE.jsonl [--set 1..22] [--micro-launch] [--only SUBSTRING] [--list]
 """
 import argparse
 import datetime

@@ -1767,3 +1767,61 @@ TEST_CASE("app::cli: a container memory limit below the DataLoader queues is nam
   CHECK(host_advice(dc.at("configs").at(1)).empty());
   fs::remove_all(dir);
 }
+
+TEST_CASE("app::cli: calibrate check of CPU data-pipeline runs alone prints them and exits 2: nothing was checked", "[cli]") {
+  // Three of the reference file's loader records: they are train records, but none is GPU-bound, so the MAPE gate
+  // averages nothing. It printed "nothing to check: FAIL", "largest error: 0.0% ()" and exit 1 (a drifted model).
+  const auto dir = fs::temp_directory_path() / ("gpuplan-loader-only-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string runs = (dir / "loader.jsonl").string(), xml = (dir / "check.xml").string();
+  {
+    std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/measured/h200-2026-12.jsonl");
+    std::ofstream out(runs);
+    int n = 0;
+    for (std::string line; std::getline(in, line) && n < 3;)
+      if (line.find("\"data\": \"cpu-jpeg-pipeline\"") != std::string::npos) out << line << "\n", ++n;
+    REQUIRE(n == 3);
+  }
+  const auto r = gpuplan("calibrate check --profile calibrate/profiles/h200.json --runs " + runs + " --junit " + xml);
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("CPU data-pipeline records through the data-loader simulation") != std::string::npos);
+  CHECK(r.out.find("loader/resnet50-b256-w0-nopin") != std::string::npos);
+  CHECK(r.out.find("FAIL") == std::string::npos);
+  CHECK(r.out.find("largest error: -;") != std::string::npos);
+  CHECK(r.out.find(runs + ": no GPU-bound train record") != std::string::npos);
+  CHECK_FALSE(fs::exists(xml));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("app::cli: calibrate check gives a record the model cannot express no out-of-memory verdict", "[cli]") {
+  // A Swin step with activation checkpointing is beyond the model (its operators are not built): the record has
+  // no step, no peak and no OOM verdict, measured or predicted (the table showed "-/n", JSON predicted_oom false).
+  const auto dir = fs::temp_directory_path() / ("gpuplan-inexpressible-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string runs = (dir / "swin.jsonl").string();
+  std::ofstream(runs) << R"({"id": "swin-ckpt", "kind": "train", "model": "swin_t", "batch": 64, "precision": "bf16", )"
+                         R"("activation_checkpointing": true, "optimizer": "sgd-momentum", "data": "synthetic-on-gpu", )"
+                         R"("step_ms": 60.0, "peak_mem_gib": 3.0, "device": "NVIDIA H200"})" "\n"
+                      << R"({"id": "swin", "kind": "train", "model": "swin_t", "batch": 64, "precision": "bf16", )"
+                         R"("optimizer": "sgd-momentum", "data": "synthetic-on-gpu", "step_ms": 60.0, )"
+                         R"("peak_mem_gib": 6.0, "device": "NVIDIA H200"})" "\n";
+  const auto r = gp::test::run_gpuplan("calibrate check --profile calibrate/profiles/h200.json --runs " + runs +
+                         " --tolerance 1000 --format json", true);
+  INFO(r.out);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["records"].size() == 2);
+  const auto& ckpt = j["records"][0];
+  CHECK(ckpt["id"] == "swin-ckpt");
+  CHECK(ckpt["predicted_step_ms"].is_null());
+  CHECK(ckpt["predicted_oom"].is_null());
+  CHECK(ckpt["oom_agrees"].is_null());
+  CHECK(j["records"][1]["predicted_oom"] == false);  // the same step without checkpointing fits a 141 GB H200
+  const auto t = gpuplan("calibrate check --profile calibrate/profiles/h200.json --runs " + runs + " --tolerance 1000");
+  const auto row = t.out.substr(t.out.find("swin-ckpt"), t.out.find('\n', t.out.find("swin-ckpt")) - t.out.find("swin-ckpt"));
+  INFO(row);
+  CHECK(row.substr(row.size() - 3) == "-/-");
+  fs::remove_all(dir);
+}
