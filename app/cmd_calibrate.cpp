@@ -16,6 +16,7 @@
 #include "app/progress.hpp"
 #include "calibrate/check.hpp"
 #include "calibrate/conv_check.hpp"
+#include "calibrate/ddp_check.hpp"
 #include "calibrate/fit.hpp"
 #include "calibrate/json_text.hpp"
 #include "calibrate/loader_check.hpp"
@@ -208,6 +209,7 @@ int run_fit_command(const CalibrateOptions& o) {
   std::vector<int> session_of_run;
   for (const auto& f : o.fit_runs) {
     sessions.push_back(calibrate::load_runs(f, errors));
+    if (const auto problem = calibrate::multi_gpu_problem(sessions.back(), f)) errors.push_back(*problem);
     runs.insert(runs.end(), sessions.back().begin(), sessions.back().end());
     session_of_run.insert(session_of_run.end(), sessions.back().size(),
                           o.host_cpu_scale ? static_cast<int>(sessions.size()) - 1 : 0);
@@ -353,6 +355,7 @@ int run_fit_command(const CalibrateOptions& o) {
     std::vector<calibrate::RunRecord> verdicts = runs;
     for (const auto& f : o.oom_runs) {
       auto r = calibrate::load_runs(f, oerr);
+      if (const auto problem = calibrate::multi_gpu_problem(r, f)) oerr.push_back(*problem);
       verdicts.insert(verdicts.end(), r.begin(), r.end());
     }
     if (!report(oerr)) return kExitBadInput;

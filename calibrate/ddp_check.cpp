@@ -12,6 +12,23 @@ int record_gpus(const RunRecord& rec) {
   return it != rec.input.end() && it->is_number() ? static_cast<int>(it->get<double>()) : 1;
 }
 
+std::optional<std::string> multi_gpu_problem(const std::vector<RunRecord>& runs, const std::string& file) {
+  const RunRecord* first = nullptr;
+  int count = 0, train = 0;
+  for (const RunRecord& r : runs) {
+    if (r.kind != "train") continue;
+    ++train;
+    if (record_gpus(r) <= 1) continue;
+    if (!first) first = &r;
+    ++count;
+  }
+  if (!first) return std::nullopt;
+  return file + ":" + std::to_string(first->line) + ":/gpus: expected one-GPU train records, got " +
+         std::to_string(record_gpus(*first)) + " GPUs (" + std::to_string(count) + " of " + std::to_string(train) +
+         " train records): a data-parallel step includes its gradient all-reduce; compare such records with "
+         "`gpuplan calibrate ddp`";
+}
+
 std::optional<ClusterConfig> single_node_cluster(const Catalog& cat, const std::string& instance_id, int gpus,
                                                  std::string& error) {
   const InstanceSpec* inst = Catalog::find(cat.instances, instance_id);

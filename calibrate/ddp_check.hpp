@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "calibrate/check.hpp"
 #include "calibrate/reference_runs.hpp"
@@ -20,6 +21,11 @@ namespace gp::calibrate {
 
 // `gpus` of a record's input (1 when absent).
 int record_gpus(const RunRecord& rec);
+
+// One `FILE:LINE:/gpus: ...` line when a file meant for the one-GPU model (`calibrate fit`'s --runs, --oom-runs,
+// --ckpt-cpu) holds train records of more than one GPU (tools/measure_ddp.py's): their step times include the
+// gradient all-reduce, so fitted as one GPU's step they skew the constants. Empty when there is none.
+std::optional<std::string> multi_gpu_problem(const std::vector<RunRecord>& runs, const std::string& file);
 
 // One node of catalog instance `instance_id` with its first `gpus` GPUs, as a measurement on a subset of a
 // node's GPUs sees it (NVLink SHARP off: the runs set NCCL_NVLS_ENABLE=0). nullopt with `error` when the

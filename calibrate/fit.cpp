@@ -8,6 +8,7 @@
 #include <limits>
 #include <sstream>
 
+#include "calibrate/ddp_check.hpp"
 #include "calibrate/json_fields.hpp"
 
 namespace gp::calibrate {
@@ -651,6 +652,7 @@ std::optional<RecomputeCpuFit> fit_recompute_cpu(const std::vector<std::string>&
   std::vector<RunRecord> runs;
   for (const auto& path : paths) {
     auto r = load_runs(path, errors);
+    if (const auto problem = multi_gpu_problem(r, path)) errors.push_back(*problem);
     runs.insert(runs.end(), std::make_move_iterator(r.begin()), std::make_move_iterator(r.end()));
   }
   if (errors.size() != before) return std::nullopt;

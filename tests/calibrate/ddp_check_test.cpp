@@ -191,3 +191,36 @@ TEST_CASE("calibrate::ddp_check: a GPU count written as 8.0 is 8 GPUs", "[calibr
     CHECK(gp::calibrate::record_gpus(r[0]) == 8);
   }
 }
+
+TEST_CASE("app::calibrate fit: a data-parallel record is refused, not fitted as one GPU's step", "[cli][calibrate][ddp]") {
+  // An 8-GPU DDP step includes its gradient all-reduce; `calibrate fit` took it as a one-GPU step time and fitted
+  // the constants to it (exit 0). Now one line naming the file, the line and the field, exit 2, no --out written.
+  auto one_line = [](std::string s) {
+    for (char& ch : s)
+      if (ch == '\n') ch = ' ';
+    return s;
+  };
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto runs = dir / "gpuplan-fit-ddp-test.jsonl";
+  const auto out_path = dir / "gpuplan-fit-ddp-test-out.json";
+  std::filesystem::remove(out_path);
+  std::ofstream(runs) << one_line(ddp_line(1, R"(, "step_ms": 160.0)")) << "\n"
+                      << one_line(ddp_line(8, R"(, "step_ms": 170.0)")) << "\n";
+  const auto r = gp::test::run_gpuplan("calibrate fit -q --profile " + kSrc + "/calibrate/profiles/h200.json --runs " +
+                                       runs.string() + " --out " + out_path.string());
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find(runs.string() + ":2:/gpus: expected one-GPU train records, got 8 GPUs (1 of 2 train records)") !=
+        std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out_path));
+
+  // The same check holds for --oom-runs and --ckpt-cpu files.
+  std::vector<std::string> errors;
+  const auto recs = gp::calibrate::parse_runs({one_line(ddp_line(1)), one_line(ddp_line(4)), one_line(ddp_line(2))},
+                                              "x.jsonl", errors);
+  REQUIRE(errors.empty());
+  const auto p = gp::calibrate::multi_gpu_problem(recs, "x.jsonl");
+  REQUIRE(p);
+  CHECK(p->rfind("x.jsonl:2:/gpus: expected one-GPU train records, got 4 GPUs (2 of 3 train records)", 0) == 0);
+  CHECK_FALSE(gp::calibrate::multi_gpu_problem({recs[0]}, "x.jsonl"));
+}
