@@ -202,6 +202,11 @@ int run_fit_command(const CalibrateOptions& o) {
     inputs.push_back(p);
   for (const auto* list : {&o.depthwise_probes, &o.ckpt_cpu, &o.oom_runs}) inputs.insert(inputs.end(), list->begin(), list->end());
   if (!outputs_ok({{o.out, "the constants"}}, inputs)) return kExitBadInput;
+  // With one --runs file there is no session to leave out: the flag was ignored without a word, exit 0.
+  if (o.loso && o.fit_runs.size() < 2) {
+    std::cerr << "gpuplan: --loso: expected two or more --runs files (sessions), got " << o.fit_runs.size() << "\n";
+    return kExitBadInput;
+  }
   std::vector<std::string> errors;
   auto profile = calibrate::load_profile(o.profile, errors);
   std::vector<std::vector<calibrate::RunRecord>> sessions;
@@ -499,7 +504,8 @@ void add_calibrate_command(CLI::App& root, CliContext& ctx) {
     fit->add_option(std::string("--conv-probe-") + dtype, *path,
                     std::string("the same probe run in ") + dtype + " (tools/probe_conv_layout.py --" + dtype +
                         " --nhwc-only): the " + dtype + " convolution efficiency is matched to it once, after the fit" +
-                        extra);
+                        extra)
+        ->check(non_empty());  // "" was taken as not given: the fit ran without the probe, exit 0
   fit->add_option("--depthwise-probe", opts->depthwise_probes,
                   "depthwise convolutions timed alone in tf32 / fp32 (tools/probe_conv_layout.py --depthwise-only), "
                   "fitted with the TF32 probe's into the fp32-tensor depthwise law (repeatable)")->check(non_empty());

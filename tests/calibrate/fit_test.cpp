@@ -6,6 +6,7 @@
 
 #include "calibrate/fit.hpp"
 #include "calibrate/profile_io.hpp"
+#include "tests/support/run_gpuplan.hpp"
 
 using namespace gp;
 using namespace gp::calibrate;
@@ -281,4 +282,25 @@ TEST_CASE("calibrate::fit: the CPU cost per recomputed call is recovered from ch
       fit_recompute_cpu({"calibrate/probes/results/h200-holdout12-2026-12-04.jsonl"}, dev, fc->compute, errors));
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].find("no checkpointed train record") != std::string::npos);
+}
+
+TEST_CASE("app::calibrate fit: an empty --conv-probe-fp16/-tf32/-fp32 is refused like every other file option",
+          "[cli][calibrate]") {
+  // An empty value (a shell variable never set) was taken as "not given": the fit ran without the probe, exit 0.
+  for (const char* dtype : {"fp16", "tf32", "fp32"}) {
+    const auto r = gp::test::run_gpuplan(std::string("calibrate fit -q --profile calibrate/profiles/h200.json --runs "
+                                                     "calibrate/measured/h200-2026-12.jsonl --conv-probe-") +
+                                         dtype + " ''");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(r.out == std::string("gpuplan: --conv-probe-") + dtype + ": expected a value, got an empty string (see --help)\n");
+  }
+}
+
+TEST_CASE("app::calibrate fit: --loso with one --runs file is refused", "[cli][calibrate]") {
+  // Leave-one-session-out needs two sessions; with one the flag was ignored and the fit written, exit 0.
+  const auto r = gp::test::run_gpuplan(
+      "calibrate fit -q --loso --profile calibrate/profiles/h200.json --runs calibrate/measured/h200-2026-12.jsonl");
+  CHECK(r.code == 2);
+  CHECK(r.out == "gpuplan: --loso: expected two or more --runs files (sessions), got 1\n");
 }
