@@ -162,7 +162,23 @@ std::optional<double> match_conv_efficiency(const std::string& path, const Devic
     }
     return pred / meas;
   };
-  double lo = 0.2, hi = 3.0;  // the predicted time falls as the efficiency rises
+  constexpr double kLo = 0.2, kHi = 3.0;  // the predicted time falls as the efficiency rises
+  // Outside the bracket the bisection ended on its bound and that bound was written as the "matched" efficiency
+  // (convolutions timed 100x faster than any GPU runs them gave 3, 300% of the GEMM surface).
+  for (const double bound : {kLo, kHi}) {
+    e = bound;
+    const double r = ratio();
+    if ((bound == kLo && r < 1.0) || (bound == kHi && r > 1.0)) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    ": no %s convolution efficiency in [%g, %g] matches: at %g the model's time is %.3g x the "
+                    "measured one over %zu convolutions",
+                    to_string(dtype), kLo, kHi, bound, r, matched.size());
+      errors.push_back(path + buf + " (expected convolutions timed alone, as tools/probe_conv_layout.py does)");
+      return std::nullopt;
+    }
+  }
+  double lo = kLo, hi = kHi;
   for (int i = 0; i < 50; ++i) {
     e = 0.5 * (lo + hi);
     (ratio() > 1.0 ? lo : hi) = e;

@@ -48,7 +48,7 @@ ConvCheckSummary summarize_convs(const std::vector<ConvCheckRow>& rows);
 // conv_tf32_efficiency, conv_fp32_efficiency) at which the model's total time over the probe's channels-last
 // pointwise and spatial convolutions of that dtype (not the first, grouped or depthwise ones, which have classes
 // of their own) equals the measured total, the other constants as given; by bisection on [0.2, 3]. `rows` gets the number of convolutions matched. nullopt
-// when the file yields none (errors say why).
+// when the file yields none, or when no efficiency in [0.2, 3] matches (errors say why).
 std::optional<double> match_conv_efficiency(const std::string& path, const DeviceModel& dev,
                                             const FitConstants& constants, std::vector<std::string>& errors,
                                             int* rows = nullptr, Precision dtype = Precision::bf16);

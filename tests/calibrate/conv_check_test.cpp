@@ -349,3 +349,35 @@ TEST_CASE("calibrate fit --conv-probe-tf32 / --depthwise-probe: the fp32-tensor 
   CHECK(errors.back().find("dw_none.jsonl: no channels-last tf32 or fp32 depthwise convolution with k < 7 to fit") !=
         std::string::npos);
 }
+
+TEST_CASE("calibrate fit --conv-probe: times no efficiency in [0.2, 3] explains are refused, not matched to a bound",
+          "[conv_check]") {
+  // The bisection ended on its bound and returned it: convolutions timed as if at efficiency 5 "matched" 3 (300% of
+  // the GEMM surface), those at 0.1 matched 0.2, and the fit wrote it into the constants.
+  auto [dev, constants] = h200();
+  std::vector<std::string> errors;
+  // A 3x3 convolution of 512 channels: compute-bound at every efficiency tried (its bytes never set its time).
+  const std::string shape =
+      R"("c_in": 512, "h": 28, "w": 28, "c_out": 512, "k": [3, 3], "stride": [1, 1], "pad": [1, 1], "groups": 1)";
+  for (const double truth : {5.0, 0.1, 0.8}) {
+    FitConstants at = constants;
+    at.compute.conv_16bit_efficiency = truth;
+    const auto timed = check_convs(write_temp("conv_bound_draft.jsonl", probe_line(shape, "bf16", 1.0)), dev, at,
+                                   "nhwc", errors);
+    REQUIRE(timed.size() == 1);
+    const std::string file = write_temp("conv_bound.jsonl", probe_line(shape, "bf16", timed[0].predicted_ms));
+    errors.clear();
+    const auto e = match_conv_efficiency(file, dev, constants, errors);
+    INFO(truth);
+    if (truth == 0.8) {  // inside: recovered
+      REQUIRE(e);
+      CHECK(*e == Approx(0.8).epsilon(1e-3));
+      continue;
+    }
+    CHECK_FALSE(e);
+    REQUIRE(errors.size() == 1);
+    CHECK(errors[0].rfind(file + ": no bf16 convolution efficiency in [0.2, 3] matches: at " +
+                              (truth > 1 ? "3" : "0.2") + " the model's time is ",
+                          0) == 0);
+  }
+}
