@@ -192,6 +192,17 @@ TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line 
       {R"("k": [3, 1099511627776])", ":/k: must be [h, w], two integers in [1, 100000], got [3,1099511627776]"},
       {R"("c_in": 2.5)", ":/c_in: must be an integer in [1, 1000000], got 2.5"}};
   for (const auto& [field, message] : corrupt) one_bad_field(field, message);
+
+  // A kernel larger than the padded input: nn.Conv2d refuses it; the model squared the negative output size and
+  // printed a time. The good record's input is 28 x 28 with padding 1: 30 x 30 padded.
+  one_bad_field(R"("k": [31, 3])", ":/k: must fit the padded input (h + 2 pad by w + 2 pad = 30 x 30), got [31,3]");
+  one_bad_field(R"("k": [3, 3], "pad": [0, 0], "h": 2)",
+                ":/k: must fit the padded input (h + 2 pad by w + 2 pad = 2 x 28), got [3,3]");
+  auto record = nlohmann::json::parse(good);
+  record["k"] = {30, 30};  // exactly the padded input: one output pixel, (28 + 2 - 30) / 1 + 1
+  errors.clear();
+  CHECK(check_convs(write_temp("conv_check_k30.jsonl", record.dump() + "\n"), dev, constants, "nhwc", errors).size() == 1);
+  CHECK(errors.empty());
 }
 
 TEST_CASE("calibrate convs: the model against 300+ measured convolutions (H200 probe)", "[conv_check]") {
