@@ -186,6 +186,13 @@ int run_convs_command(const CalibrateOptions& o) {
   if (!report(errors) || !profile || !constants) return kExitBadInput;
   const auto rows = calibrate::check_convs(o.probe, make_device_model(*profile), *constants, o.layout, errors);
   if (!report(errors)) return kExitBadInput;
+  // An empty file (or none in this layout) printed "0 convolutions: RMS 0.000", exit 0, as if the model matched.
+  if (rows.empty()) {
+    std::cerr << o.probe << ": no convolution with a measured conv time in layout " << o.layout
+              << " (expected lines as tools/probe_conv_layout.py writes, with \"" << (o.layout == "nchw" ? "nchw" : "nhwc")
+              << "\": {\"conv\": [ms, kernels]})\n";
+    return kExitBadInput;
+  }
   const auto summary = calibrate::summarize_convs(rows);
   if (o.format == "json")
     std::cout << calibrate::dump_json(calibrate::render_conv_json(rows, summary), 2) << "\n";

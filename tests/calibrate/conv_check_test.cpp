@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "calibrate/conv_check.hpp"
+#include "tests/support/run_gpuplan.hpp"
 #include "calibrate/profile_io.hpp"
 
 using namespace gp;
@@ -203,6 +204,24 @@ TEST_CASE("calibrate convs: reads the probe, one row per layout, one clear line 
   errors.clear();
   CHECK(check_convs(write_temp("conv_check_k30.jsonl", record.dump() + "\n"), dev, constants, "nhwc", errors).size() == 1);
   CHECK(errors.empty());
+}
+
+TEST_CASE("calibrate convs: a probe with no convolution is bad input, not a perfect match", "[conv_check][cli]") {
+  // An empty file printed "0 convolutions: RMS ln(predicted/measured) 0.000", exit 0.
+  const std::string empty = write_temp("conv_check_empty.jsonl", "");
+  auto r = gp::test::run_gpuplan("calibrate convs --profile calibrate/profiles/h200.json --probe " + empty);
+  CHECK(r.code == 2);
+  CHECK(r.out == empty + ": no convolution with a measured conv time in layout nhwc (expected lines as "
+                         "tools/probe_conv_layout.py writes, with \"nhwc\": {\"conv\": [ms, kernels]})\n");
+  // A channels-last-only probe asked for NCHW has none either.
+  const std::string nhwc_only = write_temp(
+      "conv_check_nhwc_only.jsonl",
+      R"({"model": "m", "batch": 64, "c_in": 128, "h": 28, "w": 28, "c_out": 128, "k": [3, 3], "stride": [1, 1], )"
+      R"("pad": [1, 1], "groups": 1, "bias": false, "first": false, "nhwc": {"conv": [0.4, 5.0]}})" "\n");
+  r = gp::test::run_gpuplan("calibrate convs --profile calibrate/profiles/h200.json --layout nchw --probe " + nhwc_only);
+  CHECK(r.code == 2);
+  r = gp::test::run_gpuplan("calibrate convs --profile calibrate/profiles/h200.json --probe " + nhwc_only);
+  CHECK(r.code == 0);
 }
 
 TEST_CASE("calibrate convs: the model against 300+ measured convolutions (H200 probe)", "[conv_check]") {
