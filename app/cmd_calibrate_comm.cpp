@@ -29,10 +29,18 @@ int bad(const std::string& msg) {
 }
 
 // The instance's intra-node link, checked against the measurement's GPU count.
-const InterconnectSpec* intra_link(const Catalog& cat, const CommCalOptions& o, int gpus, std::string& err) {
+const InterconnectSpec* intra_link(const Catalog& cat, const CommCalOptions& o, int gpus, const std::string& gpu_id,
+                                   std::string& err) {
   const InstanceSpec* inst = Catalog::find(cat.instances, o.instance);
   if (!inst) {
     err = "unknown instance \"" + o.instance + "\" (see `gpuplan catalog list instances`)";
+    return nullptr;
+  }
+  // The probe stores --gpu-id as given ("unknown" without it): another catalog GPU's collectives held to this
+  // node's link were compared without a word (an H100 file against an H200 instance).
+  if (gpu_id != inst->gpu && Catalog::find(cat.gpus, gpu_id)) {
+    err = o.nccl + ":/gpu_id: measured on \"" + gpu_id + "\", but instance \"" + inst->id + "\" has \"" + inst->gpu +
+          "\" (expected an instance of the measured GPU, see `gpuplan catalog list instances`)";
     return nullptr;
   }
   if (gpus > inst->gpus) {
@@ -68,10 +76,16 @@ int run(const CommCalOptions& o, CliContext& ctx) {
   const auto m = calibrate::load_nccl(o.nccl, errors);
   for (const auto& e : errors) std::cerr << e << "\n";
   if (!m) return kExitBadInput;
+  // The probe's exact result checks failed (nccl-tests' #wrong): these are times of collectives that computed wrong
+  // results. They were read and compared as if valid, without a word.
+  if (!m->check_failures.empty())
+    return bad(o.nccl + ":/nccl/check_failures: expected none, got " + std::to_string(m->check_failures.size()) +
+               " (first: " + m->check_failures.front() +
+               "): the collectives returned wrong results, so their times say nothing of the link; rerun the probe");
   const auto cat = load_catalogs_or_report(ctx);
   if (!cat) return kExitBadInput;
   std::string err;
-  const InterconnectSpec* intra = intra_link(*cat, o, m->gpus, err);
+  const InterconnectSpec* intra = intra_link(*cat, o, m->gpus, m->gpu_id, err);
   if (!intra) return bad(err);
   const collective::Topology t = calibrate::single_node_topology(*intra, m->gpus);
   if (auto problem = collective::check(t)) return bad(*problem);

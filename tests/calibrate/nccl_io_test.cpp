@@ -267,3 +267,44 @@ TEST_CASE("app::calibrate comm: self-test, synthetic 8-GPU file, fit output and 
   r = gpuplan("calibrate comm --nccl /nonexistent.json --instance aws-p5en.48xlarge");
   CHECK(r.code == 2);
 }
+
+TEST_CASE("app::calibrate comm: a measurement of another GPU than the instance's is refused", "[cli][calibrate][nccl]") {
+  gp::app::Diagnostics diags;
+  const gp::Catalog cat = gp::app::load_catalogs(gp::app::default_catalog_dir(), {}, diags);
+  const InterconnectSpec* nv = gp::Catalog::find(cat.interconnects, "nvlink4-h200");
+  REQUIRE(nv);
+  json doc = synthetic_doc(8, *nv, perturbed(*nv));
+
+  // Measured on H100s, compared with an H200 node's link: was a full table, FAIL and exit 1, no word of the GPU.
+  doc["gpu_id"] = "h100-sxm";
+  const std::string h100 = temp_file("h100.json", doc.dump());
+  Run r = gpuplan("calibrate comm --nccl " + h100 + " --instance aws-p5en.48xlarge");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find(h100 + ":/gpu_id: measured on \"h100-sxm\", but instance \"aws-p5en.48xlarge\" has \"h200-sxm\"") !=
+        std::string::npos);
+  CHECK(r.out.find("allreduce") == std::string::npos);  // no table
+}
+
+TEST_CASE("app::calibrate comm: a measurement whose result checks failed is refused", "[cli][calibrate][nccl]") {
+  // The probe checks results exactly (nccl-tests' #wrong) and lists failures in check_failures; calibrate comm read
+  // the list and compared the times as if the collectives had worked.
+  gp::app::Diagnostics diags;
+  const gp::Catalog cat = gp::app::load_catalogs(gp::app::default_catalog_dir(), {}, diags);
+  const InterconnectSpec* nv = gp::Catalog::find(cat.interconnects, "nvlink4-h200");
+  REQUIRE(nv);
+  json doc = synthetic_doc(8, *nv, *nv);
+  doc["gpu_id"] = "h200-sxm";
+  doc["nccl"]["check_failures"] = {"all_reduce 1048576 B: rank 3 chunk 0 got 35, expected 36"};
+  const std::string file = temp_file("wrong.json", doc.dump());
+  const Run r = gpuplan("calibrate comm --nccl " + file + " --instance aws-p5en.48xlarge");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out == "gpuplan calibrate comm: " + file +
+                     ":/nccl/check_failures: expected none, got 1 (first: \"all_reduce 1048576 B: rank 3 chunk 0 got "
+                     "35, expected 36\"): the collectives returned wrong results, so their times say nothing of the "
+                     "link; rerun the probe\n");
+  doc["nccl"]["check_failures"] = json::array();
+  CHECK(gpuplan("calibrate comm --nccl " + temp_file("right.json", doc.dump()) + " --instance aws-p5en.48xlarge").code ==
+        0);  // the model's own times: every error 0
+}
