@@ -97,6 +97,11 @@ int run(const CommCalOptions& o, CliContext& ctx) {
       return rc;
   }
   if (cal.rows.empty()) return kExitOk;  // one GPU: a self-test, nothing to hold the model to
+  // Without an all-reduce of 64 MiB or more the acceptance has nothing to judge: it said "0 sizes ... FAIL", exit
+  // 1, as if the model had drifted.
+  if (cal.summary.allreduce_large_rows == 0)
+    return bad(o.nccl + ":/nccl/ops/all_reduce: expected all-reduce rows of 64 MiB or more, got none: the "
+               "acceptance (all-reduce busbw at >= 64 MiB) is not judged");
   return cal.summary.pass ? kExitOk : kExitCheckFailed;
 }
 

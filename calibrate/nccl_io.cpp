@@ -121,6 +121,15 @@ std::optional<NcclMeasurement> parse_nccl(const nlohmann::json& doc, const std::
   if (!sec->has("ops")) sec->error("ops", "expected an object of collectives, got nothing");
   else parse_ops(sec->json()["ops"], file, "/nccl/ops", m, errors);
   if (errors.size() != before) return std::nullopt;
+  // No row at all measured nothing: `calibrate comm` said "collectives over one GPU move no data" and exit 0 for an
+  // 8-GPU file whose ops were {} or empty arrays.
+  std::size_t rows = 0;
+  for (const auto& [op, r] : m.ops) rows += r.size();
+  if (rows == 0) {
+    errors.push_back(file + ":/nccl/ops: expected at least one collective with measured rows (bytes, time_us), "
+                            "got none");
+    return std::nullopt;
+  }
   return m;
 }
 

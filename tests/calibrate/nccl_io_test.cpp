@@ -286,6 +286,40 @@ TEST_CASE("app::calibrate comm: a measurement of another GPU than the instance's
   CHECK(r.out.find("allreduce") == std::string::npos);  // no table
 }
 
+TEST_CASE("app::calibrate comm: a file of no rows and one without large all-reduces have nothing to judge",
+          "[cli][calibrate][nccl]") {
+  gp::app::Diagnostics diags;
+  const gp::Catalog cat = gp::app::load_catalogs(gp::app::default_catalog_dir(), {}, diags);
+  const InterconnectSpec* nv = gp::Catalog::find(cat.interconnects, "nvlink4-h200");
+  REQUIRE(nv);
+  json doc = synthetic_doc(8, *nv, perturbed(*nv));
+  doc["gpu_id"] = "h200-sxm";
+  Run r;
+
+  // 8 GPUs and no rows: was "nothing to compare: collectives over one GPU move no data", exit 0.
+  json empty = doc;
+  empty["nccl"]["ops"] = json::object({{"all_reduce", json::array()}});
+  const std::string none = temp_file("none.json", empty.dump());
+  r = gpuplan("calibrate comm --nccl " + none + " --instance aws-p5en.48xlarge");
+  CHECK(r.code == 2);
+  CHECK(r.out == none + ":/nccl/ops: expected at least one collective with measured rows (bytes, time_us), got none\n");
+
+  // All-reduce measured to 32 MiB only: the acceptance at >= 64 MiB has no size; was "over 0 sizes ... FAIL", exit 1.
+  json small = doc;
+  json ar = json::array();
+  for (const auto& row : doc["nccl"]["ops"]["all_reduce"])
+    if (row["bytes"].get<double>() <= 33554432.0) ar.push_back(row);
+  small["nccl"]["ops"]["all_reduce"] = ar;
+  const std::string smallf = temp_file("small.json", small.dump());
+  r = gpuplan("calibrate comm --nccl " + smallf + " --instance aws-p5en.48xlarge");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("over 0 sizes (tolerance 10%) not judged") != std::string::npos);
+  CHECK(r.out.find(smallf + ":/nccl/ops/all_reduce: expected all-reduce rows of 64 MiB or more, got none") !=
+        std::string::npos);
+  CHECK(r.out.find("FAIL") == std::string::npos);
+}
+
 TEST_CASE("app::calibrate comm: a measurement whose result checks failed is refused", "[cli][calibrate][nccl]") {
   // The probe checks results exactly (nccl-tests' #wrong) and lists failures in check_failures; calibrate comm read
   // the list and compared the times as if the collectives had worked.
