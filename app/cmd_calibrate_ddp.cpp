@@ -25,7 +25,7 @@ namespace {
 struct DdpOptions {
   std::string runs;
   std::string instance = "coreweave-8x-h200";
-  std::string profile = "calibrate/profiles/h200.json";
+  std::string profile;    // default: h200.json of the project's profiles (default_profiles_dir), from any folder
   std::string constants;  // default: fit-<profile stem>.json beside the profile
   std::string format = "table";
   double tolerance = 10.0;
@@ -80,21 +80,24 @@ int run(const DdpOptions& o, CliContext& ctx) {
   const auto runs = calibrate::load_runs(o.runs, errors);
   for (const auto& e : errors) std::cerr << e << "\n";
   if (!errors.empty()) return kExitBadInput;
+  // The default profile was "calibrate/profiles/h200.json" relative to the working folder: from anywhere but the
+  // project root it could not be opened.
+  const std::string profile_path = o.profile.empty() ? default_profiles_dir() + "/h200.json" : o.profile;
   const auto cat = load_catalogs_or_report(ctx);
   if (!cat) return kExitBadInput;
   std::string err;
   const auto probe_node = calibrate::single_node_cluster(*cat, o.instance, 1, err);
   if (!probe_node) return bad(err);
   // Profile and fitted constants as `calibrate check` reads them; simulation constants from their folder.
-  const auto profile = calibrate::load_profile(o.profile, errors);
-  const auto constants = calibrate::load_constants_for(o.profile, profile.has_value(), o.constants, errors);
+  const auto profile = calibrate::load_profile(profile_path, errors);
+  const auto constants = calibrate::load_constants_for(profile_path, profile.has_value(), o.constants, errors);
   for (const auto& e : errors) std::cerr << e << "\n";
   if (!profile || !constants) return kExitBadInput;
   if (profile->gpu_id != probe_node->gpu.id)
-    return bad(o.profile + " is a profile of \"" + profile->gpu_id + "\"; instance \"" + o.instance + "\" has \"" +
+    return bad(profile_path + " is a profile of \"" + profile->gpu_id + "\"; instance \"" + o.instance + "\" has \"" +
                probe_node->gpu.id + "\"");
   const DeviceModel device = make_device_model(*profile);
-  ProfileCache cache(std::filesystem::path(o.profile).parent_path().string(), *cat);
+  ProfileCache cache(std::filesystem::path(profile_path).parent_path().string(), *cat);
   for (const auto& n : cache.sim_notes()) std::cerr << "note: " << n << "\n";
   std::vector<Row> rows;
   double sum = 0;

@@ -224,3 +224,27 @@ TEST_CASE("app::calibrate fit: a data-parallel record is refused, not fitted as 
   CHECK(p->rfind("x.jsonl:2:/gpus: expected one-GPU train records, got 4 GPUs (2 of 3 train records)", 0) == 0);
   CHECK_FALSE(gp::calibrate::multi_gpu_problem({recs[0]}, "x.jsonl"));
 }
+
+TEST_CASE("app::calibrate ddp: the default profile is found from any folder", "[cli][calibrate][ddp]") {
+  // The default --profile was "calibrate/profiles/h200.json" relative to the working folder: from anywhere but the
+  // project root, "calibrate/profiles/h200.json: cannot open: no such file", exit 2.
+  const auto dir = std::filesystem::temp_directory_path() / "gpuplan-ddp-cwd-test";
+  std::filesystem::create_directories(dir);
+  const auto path = dir / "runs.jsonl";
+  std::string line = ddp_line(2, R"(, "step_ms": 170.0)");
+  for (char& ch : line)
+    if (ch == '\n') ch = ' ';
+  std::ofstream(path) << line << "\n";
+  const std::string cmd = "cd " + dir.string() + " && " + std::string(GPUPLAN_BINARY) + " calibrate ddp --runs runs.jsonl 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  std::string out;
+  char buf[4096];
+  while (std::size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = pclose(p);
+  INFO(out);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) != 2);
+  CHECK(out.find("cannot open") == std::string::npos);
+  CHECK(out.find("over 1 multi-GPU records") != std::string::npos);
+}
