@@ -54,7 +54,7 @@ void print_table(const std::vector<Row>& rows, double mape, int n, double tol, b
                 r.pred.comm_total.ms(), r.pred.comm_exposed.ms());
     if (!r.pred.step_ms) std::printf("    not predicted: %s\n", r.pred.reason.c_str());
   }
-  std::printf("\nstep-time MAPE over %d multi-GPU records: %.2f%% (tolerance %.1f%%) %s\n", n, mape, tol,
+  std::printf("\nstep-time MAPE over %d multi-GPU records: %.2f%% (tolerance %g%%) %s\n", n, mape, tol,
               pass ? "PASS" : "FAIL");
 }
 

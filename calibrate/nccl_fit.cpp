@@ -229,7 +229,7 @@ std::string render_comm_table(const CommCalibration& c, const NcclMeasurement& m
   const auto& s = c.summary;
   o << "\nall-reduce busbw at >= " << size_label(s.large_from) << ": mean |error| "
     << fmt("%.1f", s.allreduce_large_mean_abs_err_pct) << "%, max " << fmt("%.1f", s.allreduce_large_max_abs_err_pct)
-    << "% over " << s.allreduce_large_rows << " sizes (tolerance " << fmt("%.0f", s.tolerance_pct) << "%) "
+    << "% over " << s.allreduce_large_rows << " sizes (tolerance " << fmt("%g", s.tolerance_pct) << "%) "
     << (s.allreduce_large_rows == 0 ? "not judged" : s.pass ? "PASS" : "FAIL") << "\nall ops at >= " << size_label(s.large_from) << ": mean |error| "
     << fmt("%.1f", s.large_mean_abs_err_pct) << "% over " << s.large_rows << " rows\n";
   return o.str();

@@ -248,3 +248,17 @@ TEST_CASE("app::calibrate ddp: the default profile is found from any folder", "[
   CHECK(out.find("cannot open") == std::string::npos);
   CHECK(out.find("over 1 multi-GPU records") != std::string::npos);
 }
+
+TEST_CASE("app::calibrate ddp: the tolerance is printed as given", "[cli][calibrate][ddp]") {
+  // 2.55 was printed "tolerance 2.5%" (%.1f): a gate whose printed limit is not the one applied.
+  std::string line = ddp_line(2, R"(, "step_ms": 160.0)");
+  for (char& ch : line)
+    if (ch == '\n') ch = ' ';
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string profile = " --profile " + kSrc + "/calibrate/profiles/h200.json";
+  const auto two = dir / "gpuplan-ddp-two.jsonl";
+  std::ofstream(two) << line << "\n";
+  const auto r = gp::test::run_gpuplan("calibrate ddp --runs " + two.string() + profile + " --tolerance 2.55");
+  INFO(r.out);
+  CHECK(r.out.find("(tolerance 2.55%)") != std::string::npos);
+}

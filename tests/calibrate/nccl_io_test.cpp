@@ -320,6 +320,20 @@ TEST_CASE("app::calibrate comm: a file of no rows and one without large all-redu
   CHECK(r.out.find("FAIL") == std::string::npos);
 }
 
+TEST_CASE("app::calibrate comm: the tolerance is printed as given", "[cli][calibrate][nccl]") {
+  // 2.5 was printed "tolerance 2%" (%.0f): a gate whose printed limit is not the one applied.
+  gp::app::Diagnostics diags;
+  const gp::Catalog cat = gp::app::load_catalogs(gp::app::default_catalog_dir(), {}, diags);
+  const InterconnectSpec* nv = gp::Catalog::find(cat.interconnects, "nvlink4-h200");
+  REQUIRE(nv);
+  const std::string file = temp_file("tol.json", synthetic_doc(8, *nv, perturbed(*nv)).dump());
+  Run r = gpuplan("calibrate comm --nccl " + file + " --instance aws-p5en.48xlarge --tolerance 2.5");
+  INFO(r.out);
+  CHECK(r.out.find("(tolerance 2.5%)") != std::string::npos);
+  r = gpuplan("calibrate comm --nccl " + file + " --instance aws-p5en.48xlarge --tolerance 12.75");
+  CHECK(r.out.find("(tolerance 12.75%)") != std::string::npos);
+}
+
 TEST_CASE("app::calibrate comm: a measurement whose result checks failed is refused", "[cli][calibrate][nccl]") {
   // The probe checks results exactly (nccl-tests' #wrong) and lists failures in check_failures; calibrate comm read
   // the list and compared the times as if the collectives had worked.
