@@ -1,6 +1,7 @@
 // `gpuplan calibrate ddp`: measured data-parallel train records (tools/measure_ddp.py) against the training-step
 // simulation on one node of a catalog instance (calibrate/ddp_check.hpp). Registered by
 // add_calibrate_comm_command (app/cmd_calibrate_comm.cpp), so `calibrate` needs one hook for both.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -55,7 +56,7 @@ void print_table(const std::vector<Row>& rows, double mape, int n, double tol, b
     if (!r.pred.step_ms) std::printf("    not predicted: %s\n", r.pred.reason.c_str());
   }
   std::printf("\nstep-time MAPE over %d multi-GPU records: %.2f%% (tolerance %g%%) %s\n", n, mape, tol,
-              pass ? "PASS" : "FAIL");
+              n == 0 ? "not judged" : pass ? "PASS" : "FAIL");
 }
 
 nlohmann::ordered_json to_json(const std::vector<Row>& rows, double mape, int n, double tol, bool pass) {
@@ -80,6 +81,10 @@ int run(const DdpOptions& o, CliContext& ctx) {
   const auto runs = calibrate::load_runs(o.runs, errors);
   for (const auto& e : errors) std::cerr << e << "\n";
   if (!errors.empty()) return kExitBadInput;
+  // An empty file or one of micro records printed an empty table, "MAPE over 0 multi-GPU records ... FAIL", exit 1.
+  if (std::none_of(runs.begin(), runs.end(), [](const calibrate::RunRecord& r) { return r.kind == "train"; }))
+    return bad(o.runs + ": no train record to compare (expected lines with \"kind\": \"train\", as "
+                        "tools/measure_ddp.py writes)");
   // The default profile was "calibrate/profiles/h200.json" relative to the working folder: from anywhere but the
   // project root it could not be opened.
   const std::string profile_path = o.profile.empty() ? default_profiles_dir() + "/h200.json" : o.profile;
@@ -126,6 +131,10 @@ int run(const DdpOptions& o, CliContext& ctx) {
   const bool pass = n > 0 && mape <= o.tolerance;
   if (o.format == "json") std::cout << calibrate::dump_json(to_json(rows, mape, n, o.tolerance, pass), 2) << "\n";
   else print_table(rows, mape, n, o.tolerance, pass);
+  // Nothing measured on more than one GPU was predicted (one-GPU records only, no step_ms, or records the node
+  // cannot hold): the predictions stand above, but there is no MAPE to pass or fail (it said "0.00% ... FAIL").
+  if (n == 0)
+    return bad(o.runs + ": no record with gpus > 1 and a measured step_ms was predicted: nothing to judge");
   return pass ? kExitOk : kExitCheckFailed;
 }
 

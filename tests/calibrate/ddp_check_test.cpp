@@ -249,6 +249,35 @@ TEST_CASE("app::calibrate ddp: the default profile is found from any folder", "[
   CHECK(out.find("over 1 multi-GPU records") != std::string::npos);
 }
 
+TEST_CASE("app::calibrate ddp: nothing to judge is bad input, not a failed model",
+          "[cli][calibrate][ddp]") {
+  auto one_line = [](std::string s) {
+    for (char& ch : s)
+      if (ch == '\n') ch = ' ';
+    return s;
+  };
+  const auto dir = std::filesystem::temp_directory_path();
+  const std::string profile = " --profile " + kSrc + "/calibrate/profiles/h200.json";
+  // Empty, and micro records only: was an empty table, "MAPE over 0 multi-GPU records: 0.00% ... FAIL", exit 1.
+  const auto empty = dir / "gpuplan-ddp-empty.jsonl";
+  std::ofstream(empty).flush();
+  auto r = gp::test::run_gpuplan("calibrate ddp --runs " + empty.string() + profile);
+  CHECK(r.code == 2);
+  CHECK(r.out == "gpuplan calibrate ddp: " + empty.string() +
+                     ": no train record to compare (expected lines with \"kind\": \"train\", as tools/measure_ddp.py "
+                     "writes)\n");
+  // One-GPU records only: predictions are printed, but there is no multi-GPU error to judge.
+  const auto one = dir / "gpuplan-ddp-one.jsonl";
+  std::ofstream(one) << one_line(ddp_line(1, R"(, "step_ms": 160.0)")) << "\n";
+  r = gp::test::run_gpuplan("calibrate ddp --runs " + one.string() + profile);
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find("ddp/gpt-1.3b-b8-s1024-bf16-g1") != std::string::npos);
+  CHECK(r.out.find("not judged") != std::string::npos);
+  CHECK(r.out.find("FAIL") == std::string::npos);
+  CHECK(r.out.find(one.string() + ": no record with gpus > 1 and a measured step_ms was predicted") != std::string::npos);
+}
+
 TEST_CASE("app::calibrate ddp: the tolerance is printed as given", "[cli][calibrate][ddp]") {
   // 2.55 was printed "tolerance 2.5%" (%.1f): a gate whose printed limit is not the one applied.
   std::string line = ddp_line(2, R"(, "step_ms": 160.0)");
