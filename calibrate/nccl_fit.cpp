@@ -3,6 +3,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -259,7 +260,7 @@ nlohmann::ordered_json render_comm_json(const CommCalibration& c, const NcclMeas
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const auto& r : c.rows) {
     nlohmann::ordered_json j = {{"op", collective::to_string(r.op)},
-                                {"bytes", r.bytes.value()},
+                                {"bytes", static_cast<std::uint64_t>(std::llround(r.bytes.value()))},  // an integer, as nccl-tests prints it
                                 {"algorithm", collective::to_string(r.algorithm)},
                                 {"measured_time_us", r.measured_time.us()},
                                 {"predicted_time_us", r.predicted_time.us()},

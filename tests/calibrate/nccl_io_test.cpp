@@ -259,6 +259,13 @@ TEST_CASE("app::calibrate comm: self-test, synthetic 8-GPU file, fit output and 
   REQUIRE(!f["fits"].empty());
   for (const auto& e : f["fits"]) CHECK(e["efficiency"].get<double>() == Approx(0.9 * nv.efficiency).epsilon(0.005));
 
+  // The JSON's sizes are integers, as nccl-tests prints them (they were written as 2147483648.0).
+  r = gpuplan("calibrate comm --nccl " + file + " --instance aws-p5en.48xlarge --format json");
+  const json cj = json::parse(r.out.substr(r.out.find('{')), nullptr, false);
+  REQUIRE(cj.is_object());
+  REQUIRE(!cj["rows"].empty());
+  for (const auto& row : cj["rows"]) CHECK(row["bytes"].is_number_unsigned());
+
   r = gpuplan("calibrate comm --nccl " + file + " --instance no-such-instance");
   CHECK(r.code == 2);
   CHECK(r.out.find("unknown instance \"no-such-instance\"") != std::string::npos);
