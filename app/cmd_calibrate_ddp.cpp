@@ -101,6 +101,14 @@ int run(const DdpOptions& o, CliContext& ctx) {
   if (profile->gpu_id != probe_node->gpu.id)
     return bad(profile_path + " is a profile of \"" + profile->gpu_id + "\"; instance \"" + o.instance + "\" has \"" +
                probe_node->gpu.id + "\"");
+  // Runs of another GPU (an H100 file against the H200 profile) passed or failed on a comparison of two GPUs.
+  if (const auto other = calibrate::device_mismatches(
+          runs, *profile, o.runs, "compare them with --profile and --instance of that GPU (calibrate/profiles, "
+                                  "gpuplan catalog list instances)");
+      !other.empty()) {
+    for (const auto& line : other) std::cerr << line << "\n";
+    return kExitBadInput;
+  }
   const DeviceModel device = make_device_model(*profile);
   ProfileCache cache(std::filesystem::path(profile_path).parent_path().string(), *cat);
   for (const auto& n : cache.sim_notes()) std::cerr << "note: " << n << "\n";

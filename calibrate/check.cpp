@@ -180,7 +180,7 @@ std::string gpu_model_token(const std::string& device_name) {
 }
 
 std::vector<std::string> device_mismatches(const std::vector<RunRecord>& runs, const GpuProfile& profile,
-                                           const std::string& file) {
+                                           const std::string& file, const std::string& remedy) {
   const std::string want = gpu_model_token(profile.device_name);
   if (want.empty()) return {};
   struct Seen { std::string device; int line = 0, count = 0; };
@@ -201,8 +201,7 @@ std::vector<std::string> device_mismatches(const std::vector<RunRecord>& runs, c
   for (const auto& [token, seen] : other)
     lines.push_back(file + ":" + std::to_string(seen.line) + ":/device: measured on \"" + seen.device +
                     "\", but the profile is of \"" + profile.device_name + "\" (" + std::to_string(seen.count) +
-                    " of " + std::to_string(train) + " train records): check them against a profile of that GPU, or " +
-                    "derive one with --gpu and its catalog id (catalogs/gpus.json)");
+                    " of " + std::to_string(train) + " train records): " + remedy);
   return lines;
 }
 

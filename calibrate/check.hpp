@@ -108,9 +108,12 @@ std::string gpu_model_token(const std::string& device_name);
 // Train records measured on another GPU model than `profile`'s (their `device` field against the profile's
 // device_name, by gpu_model_token): one line per such model, "FILE:LINE:/device: ..." at its first record, with the
 // count. Empty when every record's device matches or says nothing (no `device`, as in blind-prediction files).
-// Checking them against this profile compares one GPU's predictions with another's measurements.
-std::vector<std::string> device_mismatches(const std::vector<RunRecord>& runs, const GpuProfile& profile,
-                                           const std::string& file);
+// Checking them against this profile compares one GPU's predictions with another's measurements. `remedy` ends
+// each line (what the command offers instead: `calibrate check` derives a profile with --gpu).
+std::vector<std::string> device_mismatches(
+    const std::vector<RunRecord>& runs, const GpuProfile& profile, const std::string& file,
+    const std::string& remedy =
+        "check them against a profile of that GPU, or derive one with --gpu and its catalog id (catalogs/gpus.json)");
 
 // Renderings: an aligned text table (<= 100 columns), the JSON document, an SVG scatter plot
 // (log-log predicted vs measured step time with y = x and a +-10% band).

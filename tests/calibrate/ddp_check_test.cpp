@@ -291,3 +291,28 @@ TEST_CASE("app::calibrate ddp: the tolerance is printed as given", "[cli][calibr
   INFO(r.out);
   CHECK(r.out.find("(tolerance 2.55%)") != std::string::npos);
 }
+
+TEST_CASE("app::calibrate ddp: runs measured on another GPU than the profile's are refused", "[cli][calibrate][ddp]") {
+  // H100 records checked against the H200 profile and an H200 instance passed (a comparison of two GPUs, exit 0);
+  // `calibrate check` refused them already. The line names the file, the record's line and the remedy of this command.
+  auto one_line = [](std::string s) {
+    for (char& ch : s)
+      if (ch == '\n') ch = ' ';
+    return s;
+  };
+  const auto path = std::filesystem::temp_directory_path() / "gpuplan-ddp-h100-test.jsonl";
+  std::ofstream(path) << one_line(ddp_line(8, R"(, "step_ms": 170.0, "device": "NVIDIA H100 80GB HBM3")")) << "\n";
+  std::string out;
+  CHECK(run_status("calibrate ddp --runs " + path.string() + " --profile " + kSrc + "/calibrate/profiles/h200.json",
+                   out) == 2);
+  INFO(out);
+  CHECK(out.find(path.string() + ":1:/device: measured on \"NVIDIA H100 80GB HBM3\"") != std::string::npos);
+  CHECK(out.find("--profile and --instance of that GPU") != std::string::npos);
+  CHECK(out.find("PASS") == std::string::npos);
+  // The same record measured on an H200 is compared.
+  std::ofstream(path) << one_line(ddp_line(8, R"(, "step_ms": 170.0, "device": "NVIDIA H200")")) << "\n";
+  out.clear();
+  CHECK(run_status("calibrate ddp --runs " + path.string() + " --profile " + kSrc + "/calibrate/profiles/h200.json --tolerance 1000",
+                   out) == 0);
+  std::filesystem::remove(path);
+}
