@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <iostream>
 #include <tuple>
 #include <utility>
@@ -209,6 +210,21 @@ int run_fit_command(const CalibrateOptions& o) {
     inputs.push_back(p);
   for (const auto* list : {&o.depthwise_probes, &o.ckpt_cpu, &o.oom_runs}) inputs.insert(inputs.end(), list->begin(), list->end());
   if (!outputs_ok({{o.out, "the constants"}}, inputs)) return kExitBadInput;
+  // A file given twice was fitted twice (its records weighed double, and --loso left it out against itself).
+  {
+    std::map<std::string, std::string> seen;  // canonical path -> as given
+    for (const auto* list : {&o.fit_runs, &o.oom_runs})
+      for (const auto& f : *list) {
+        std::error_code ec;
+        const auto key = std::filesystem::weakly_canonical(f, ec).string();
+        const auto [at, fresh] = seen.emplace(ec ? f : key, f);
+        if (!fresh) {
+          std::cerr << "gpuplan: " << f << ": given twice (as " << at->second
+                    << "): each runs file is one session, fitted once\n";
+          return kExitBadInput;
+        }
+      }
+  }
   // With one --runs file there is no session to leave out: the flag was ignored without a word, exit 0.
   if (o.loso && o.fit_runs.size() < 2) {
     std::cerr << "gpuplan: --loso: expected two or more --runs files (sessions), got " << o.fit_runs.size() << "\n";
@@ -368,6 +384,11 @@ int run_fit_command(const CalibrateOptions& o) {
     for (const auto& f : o.oom_runs) {
       auto r = calibrate::load_runs(f, oerr);
       if (const auto problem = calibrate::multi_gpu_problem(r, f)) oerr.push_back(*problem);
+      // An empty file (or one without train records) added nothing, and the rule was fitted as if it had.
+      if (std::none_of(r.begin(), r.end(), [](const calibrate::RunRecord& x) { return x.kind == "train"; }) &&
+          oerr.empty())
+        oerr.push_back(f + ": no train record for the out-of-memory rule (expected train records near the memory "
+                           "limit, some with \"oom\": true)");
       verdicts.insert(verdicts.end(), r.begin(), r.end());
     }
     if (!report(oerr)) return kExitBadInput;

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <tuple>
 #include <utility>
@@ -303,4 +306,28 @@ TEST_CASE("app::calibrate fit: --loso with one --runs file is refused", "[cli][c
       "calibrate fit -q --loso --profile calibrate/profiles/h200.json --runs calibrate/measured/h200-2026-12.jsonl");
   CHECK(r.code == 2);
   CHECK(r.out == "gpuplan: --loso: expected two or more --runs files (sessions), got 1\n");
+}
+
+TEST_CASE("app::calibrate fit: a runs file given twice, or an --oom-runs file with no train record, is refused",
+          "[cli][calibrate]") {
+  // The same file given twice was fitted twice (its records weighed double; --loso left it out against itself), and
+  // an empty --oom-runs file added nothing while the rule was written as fitted over it; both exit 0.
+  const auto dir = std::filesystem::temp_directory_path() / ("gpuplan-fit-twice-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string out = (dir / "fit.json").string(), empty = (dir / "empty.jsonl").string();
+  std::ofstream(empty) << "";
+  const std::string base = "calibrate fit -q --profile calibrate/profiles/h200.json --out " + out +
+                           " --runs calibrate/measured/h200-2026-12.jsonl";
+  auto r = gp::test::run_gpuplan(base + " --runs ./calibrate/measured/h200-2026-12.jsonl --loso");
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out == "gpuplan: ./calibrate/measured/h200-2026-12.jsonl: given twice (as "
+                 "calibrate/measured/h200-2026-12.jsonl): each runs file is one session, fitted once\n");
+  r = gp::test::run_gpuplan(base + " --oom-runs " + empty);
+  INFO(r.out);
+  CHECK(r.code == 2);
+  CHECK(r.out.find(empty + ": no train record for the out-of-memory rule") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+  std::filesystem::remove_all(dir);
 }
