@@ -335,4 +335,13 @@ TEST_CASE("app::evaluate: a CUDA graph's step holds as much memory as the eager 
   CHECK(graph.memory_per_gpu.value() == Approx(eager.memory_per_gpu.value()));
   CHECK(graph.memory_per_gpu.gib() == Approx(17.77).epsilon(0.10));
   CHECK(graph.memory_needed.value() >= graph.memory_per_gpu.value());
+
+  // The pool measured directly (tools/measure_graph_memory.py, calibrate/probes/results/
+  // graph-memory-h100-2026-12-07.jsonl; the tensors do not depend on the GPU): with the logits dropped,
+  // max_memory_allocated 15.58 GiB eager and 1.52 GiB as a graph, while the allocator reserved 16.70 GiB eager and
+  // 18.89 GiB as a graph. The graph's step shows the eager peak, and what the configuration needs to fit covers
+  // what the graph reserved.
+  const auto graph_dropped = evaluate_one_h200(gpt, R"({"cuda_graphs": true, "logits_kept": false})");
+  CHECK(graph_dropped.memory_per_gpu.gib() == Approx(15.58).epsilon(0.10));
+  CHECK(graph_dropped.memory_needed.gib() >= 18.89);
 }
