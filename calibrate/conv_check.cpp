@@ -301,9 +301,14 @@ std::string render_conv_table(const std::vector<ConvCheckRow>& rows, const ConvC
                 "lay", "meas ms", "pred ms", "err%");
   out += buf;
   for (const auto& r : rows) {
-    char shape[64];
-    std::snprintf(shape, sizeof shape, "%d %dx%d->%d %dx%d/%d g%d", r.layer.c_in, r.layer.h, r.layer.w, r.layer.c_out,
-                  r.layer.kh, r.layer.kw, r.layer.stride_h, r.layer.groups);
+    char shape[64], stride[24];
+    // One stride when both are equal (as torchvision's layers), both when not: "/2" showed a (2, 1) stride as 2.
+    if (r.layer.stride_h == r.layer.stride_w)
+      std::snprintf(stride, sizeof stride, "%d", r.layer.stride_h);
+    else
+      std::snprintf(stride, sizeof stride, "%dx%d", r.layer.stride_h, r.layer.stride_w);
+    std::snprintf(shape, sizeof shape, "%d %dx%d->%d %dx%d/%s g%d", r.layer.c_in, r.layer.h, r.layer.w, r.layer.c_out,
+                  r.layer.kh, r.layer.kw, stride, r.layer.groups);
     std::snprintf(buf, sizeof buf, "%-18.18s %4d %-28.28s %-4s %9.3f %9.3f %+7.1f\n", r.model.c_str(), r.batch, shape,
                   r.nchw ? "nchw" : "nhwc", r.measured_ms, r.predicted_ms,
                   100.0 * (r.predicted_ms / r.measured_ms - 1));

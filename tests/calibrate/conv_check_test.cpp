@@ -411,3 +411,20 @@ TEST_CASE("calibrate fit --conv-probe: times no efficiency in [0.2, 3] explains 
                           0) == 0);
   }
 }
+
+TEST_CASE("calibrate convs: the table shows both strides when they differ", "[conv_check]") {
+  // "kxk/s" printed the vertical stride alone: a (2, 1) stride read as 2.
+  ConvCheckRow square, tall;
+  square.model = tall.model = "m";
+  square.batch = tall.batch = 8;
+  square.measured_ms = square.predicted_ms = tall.measured_ms = tall.predicted_ms = 1.0;
+  square.layer = ConvLayer{};
+  square.layer.c_in = 64, square.layer.h = square.layer.w = 56, square.layer.c_out = 128;
+  square.layer.kh = square.layer.kw = 3, square.layer.stride_h = square.layer.stride_w = 2;
+  tall.layer = square.layer;
+  tall.layer.stride_w = 1;
+  const std::string t = render_conv_table({square, tall}, summarize_convs({square, tall}));
+  INFO(t);
+  CHECK(t.find("64 56x56->128 3x3/2 g1 ") != std::string::npos);
+  CHECK(t.find("64 56x56->128 3x3/2x1 g1 ") != std::string::npos);
+}
