@@ -182,7 +182,7 @@ TEST_CASE("app::catalogs: links agree with the GPUs and instances that use them"
 }
 
 TEST_CASE("app::catalogs: GPT dimensions reproduce the parameter counts of the measured runs", "[app][catalogs]") {
-  // `params` of the train records in /work/shared/reference-runs/h200-2026-12.jsonl (counted by PyTorch).
+  // `params` of the train records in calibrate/measured/h200-2026-12.jsonl (counted by PyTorch).
   const std::map<std::string, double> measured = {
       {"gpt-124m", 124475904},   {"gpt-350m", 354871296},   {"gpt-760m", 758799360},
       {"gpt-1.3b", 1313722368},  {"gpt-2.7b", 2649052160},  {"gpt-6.7b", 6654402560}};
