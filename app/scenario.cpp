@@ -169,6 +169,19 @@ struct Parser {
         r.error(r.path("seq"), "applies only to transformer (gpt) models");
       }
     }
+    // A vision model's image size, square as torchvision's transforms and ViT's image_size take it (catalog figures
+    // are at 224; EfficientNet-B7 is trained at 600, ViTs fine-tuned at 384): the structure is built for it and the
+    // sample copied to the GPU scales with its area. A number, so that a list of sizes is a sweep like any other.
+    if (const auto side = r.integer("image_size", false, 32, 4096)) {
+      if (m.family != ModelFamily::cnn && m.family != ModelFamily::vit && m.family != ModelFamily::swin) {
+        r.error(r.path("image_size"), "applies only to the catalog's vision models (CNNs, ViT, Swin)");
+      } else {
+        const int hw = static_cast<int>(*side);
+        const double base = m.input_shape.size() == 3 ? double(m.input_shape[1]) * m.input_shape[2] : 224.0 * 224.0;
+        m.sample_bytes = Bytes(m.sample_bytes.value() * (double(hw) * hw / base));
+        m.input_shape = {3, hw, hw};
+      }
+    }
     job.step.model = m;
     job.step.precision = parse_precision(r.choice("precision", false, {"fp32", "tf32", "bf16", "fp16"}).value_or("bf16"))
                                .value_or(Precision::bf16);

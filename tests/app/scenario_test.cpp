@@ -8,6 +8,7 @@
 
 #include "app/catalog_io.hpp"
 #include "app/scenario.hpp"
+#include "models/step_ops.hpp"
 
 namespace fs = std::filesystem;
 using namespace gp;
@@ -283,4 +284,41 @@ TEST_CASE("app::scenario: a list of names or descriptions is refused, not swept"
         "s.json:/name: one title per scenario, not a list: it describes every configuration of the run, got a list\n"
         "s.json:/description: one description per scenario, not a list: it describes every configuration of the "
         "run, got a list\n");
+}
+
+TEST_CASE("app::scenario: image_size builds a vision model for its image size", "[scenario]") {
+  // torchvision documents ViT-B/16 at 384 x 384 (ViT_B_16_Weights.IMAGENET1K_SWAG_E2E_V1) as 55.48 GFLOPS
+  // (multiply-adds): 110.96e9 FLOPs against 35.13e9 at 224, since its 577 tokens cost more than (384/224)^2 = 2.94x.
+  // ResNet-50's convolutions scale with the area: 4x at 448 but for the classifier (2 x 2048 x 1000 FLOPs).
+  auto flops = [](const std::string& workload) {
+    Diagnostics d;
+    auto sc = load_scenario_text(R"({"workload": )" + workload + R"(, "cluster": {"instance": "aws-p5en.48xlarge"}})",
+                                 "s.json", catalog(), d);
+    INFO(d.render());
+    REQUIRE(sc);
+    return std::pair{forward_flops(build_step_ops(sc->configs[0].step)).value(), sc->configs[0].step.model};
+  };
+  const auto [vit384, vit] = flops(R"({"model": "vit_b_16", "image_size": 384, "micro_batch": 1, "steps": 1})");
+  CHECK(vit384 == Approx(110.96e9).epsilon(0.01));
+  CHECK(vit.sample_bytes.value() == Approx(3.0 * 384 * 384 * 4));
+  const auto [r224, r50] = flops(R"({"model": "resnet50", "micro_batch": 1, "steps": 1})");
+  const auto [r448, r50_448] = flops(R"({"model": "resnet50", "image_size": 448, "micro_batch": 1, "steps": 1})");
+  const double fc = 2.0 * 2048 * 1000;
+  CHECK(r448 - fc == Approx(4.0 * (r224 - fc)).epsilon(0.01));
+
+  // A list of sizes is a sweep; a size for a language model, or out of range, is one line naming the field.
+  Diagnostics d;
+  auto sweep = load_scenario_text(R"({"workload": {"model": "resnet50", "image_size": [224, 448], "micro_batch": 1,
+                                      "steps": 1}, "cluster": {"instance": "aws-p5en.48xlarge"}})", "w.json", catalog(), d);
+  REQUIRE(sweep);
+  REQUIRE(sweep->configs.size() == 2);
+  CHECK(sweep->configs[1].step.model.input_shape == std::vector<int>{3, 448, 448});
+  Diagnostics d2;
+  load_scenario_text(R"({"workload": {"model": "gpt-350m", "image_size": 224, "micro_batch": 1, "steps": 1},
+                         "cluster": {"instance": "aws-p5en.48xlarge"}})", "g.json", catalog(), d2);
+  CHECK(d2.render().find("g.json:/workload/image_size: applies only to the catalog's vision models") != std::string::npos);
+  Diagnostics d3;
+  load_scenario_text(R"({"workload": {"model": "resnet50", "image_size": 16, "micro_batch": 1, "steps": 1},
+                         "cluster": {"instance": "aws-p5en.48xlarge"}})", "r.json", catalog(), d3);
+  CHECK(d3.render().find("r.json:/workload/image_size: must be an integer in [32, 4096], got 16") != std::string::npos);
 }
