@@ -316,3 +316,28 @@ TEST_CASE("app::calibrate ddp: runs measured on another GPU than the profile's a
                    out) == 0);
   std::filesystem::remove(path);
 }
+
+TEST_CASE("app::calibrate ddp: multi-GPU records it cannot predict are counted in the summary", "[cli][calibrate][ddp]") {
+  // A 16-GPU record does not fit the 8-GPU instance: it was listed "not predicted" and left out of the MAPE with no
+  // word in the summary, so a file could pass on the records that remained.
+  auto one_line = [](std::string s) {
+    for (char& ch : s)
+      if (ch == '\n') ch = ' ';
+    return s;
+  };
+  const auto path = std::filesystem::temp_directory_path() / "gpuplan-ddp-left-out.jsonl";
+  std::ofstream(path) << one_line(ddp_line(8, R"(, "step_ms": 170.0)")) << "\n"
+                      << one_line(ddp_line(16, R"(, "step_ms": 180.0)")) << "\n";
+  const std::string cmd = "calibrate ddp --tolerance 1000 --runs " + path.string() + " --profile " + kSrc +
+                          "/calibrate/profiles/h200.json";
+  auto r = gp::test::run_gpuplan(cmd);
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(r.out.find("over 1 multi-GPU records") != std::string::npos);
+  CHECK(r.out.find("not predicted, outside the MAPE: 1 multi-GPU record with a measured step") != std::string::npos);
+  r = gp::test::run_gpuplan(cmd + " --format json", true);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["summary"]["not_predicted"] == 1);
+  CHECK(j["summary"]["multi_gpu_records"] == 1);
+  std::filesystem::remove(path);
+}
