@@ -110,6 +110,15 @@ std::vector<ConvCheckRow> check_convs(const std::string& path, const DeviceModel
     if (errors.size() == before && (l.kh > l.h + 2 * l.pad_h || l.kw > l.w + 2 * l.pad_w))
       r.error("k", "must fit the padded input (h + 2 pad by w + 2 pad = " + std::to_string(l.h + 2 * l.pad_h) + " x " +
                        std::to_string(l.w + 2 * l.pad_w) + "), got " + j["k"].dump());
+    // Each range alone is generous; together they allowed tensors no GPU holds (1e7 x 1e6 x 1e5 x 1e5 elements) and
+    // printed times of 1e18 ms. A probed convolution's input and output fit in a GPU: at most 2^40 elements each.
+    const double elements = double(batch) * std::max(l.c_in, l.c_out) * double(l.h) * double(l.w);
+    if (errors.size() == before && elements > 1099511627776.0) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.3g", elements);
+      r.error("batch", std::string("with c_in, c_out, h and w gives a tensor of ") + text +
+                           " elements, beyond any GPU's memory (expected at most 2^40, a probed convolution)");
+    }
     const std::string dtype = r.string("dtype", false).value_or("bf16");
     const std::optional<Precision> precision = parse_precision(dtype);
     if (!precision) errors.push_back(where + ":/dtype: expected \"bf16\", \"fp16\", \"tf32\" or \"fp32\"");

@@ -428,3 +428,18 @@ TEST_CASE("calibrate convs: the table shows both strides when they differ", "[co
   CHECK(t.find("64 56x56->128 3x3/2 g1 ") != std::string::npos);
   CHECK(t.find("64 56x56->128 3x3/2x1 g1 ") != std::string::npos);
 }
+
+TEST_CASE("calibrate convs: a shape whose tensor no GPU holds is one line, not a time of 1e18 ms", "[conv_check]") {
+  const auto [dev, constants] = h200();
+  std::vector<std::string> errors;
+  // 4,096 x 65,536 channels x 2,048 x 2,048 = 1.13e15 elements (each range alone is accepted).
+  const std::string huge =
+      R"({"model": "m", "batch": 4096, "c_in": 65536, "h": 2048, "w": 2048, "c_out": 64, "k": [3, 3], )"
+      R"("stride": [1, 1], "pad": [1, 1], "groups": 1, "bias": false, "first": false, "nhwc": {"conv": [1.0, 5.0]}})";
+  const std::string path = write_temp("conv_check_huge.jsonl", huge + "\n");
+  const auto rows = check_convs(path, dev, constants, "nhwc", errors);
+  CHECK(rows.empty());
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0] == path + ":1:/batch: with c_in, c_out, h and w gives a tensor of 1.13e+15 elements, beyond any "
+                            "GPU's memory (expected at most 2^40, a probed convolution)");
+}
