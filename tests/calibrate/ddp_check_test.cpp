@@ -34,6 +34,13 @@ std::string ddp_line(int gpus, const std::string& extra = "") {
          R"(, "nodes": 1, "parallel": "ddp", "bucket_cap_mb": 25)" + extra + "}";
 }
 
+// JSONL: one record per line.
+std::string one_line(std::string s) {
+  for (char& ch : s)
+    if (ch == '\n') ch = ' ';
+  return s;
+}
+
 RunRecord record(const std::string& line) {
   std::vector<std::string> errors;
   auto runs = gp::calibrate::parse_runs({line}, "synthetic.jsonl", errors);
@@ -157,11 +164,6 @@ int run_status(const std::string& args, std::string& out) {
 
 TEST_CASE("app::calibrate ddp: a far-off measurement fails, bad input exits 2", "[cli][calibrate][ddp]") {
   const auto path = std::filesystem::temp_directory_path() / "gpuplan-ddp-test.jsonl";
-  auto one_line = [](std::string s) {  // JSONL: one record per line
-    for (char& ch : s)
-      if (ch == '\n') ch = ' ';
-    return s;
-  };
   std::ofstream(path) << one_line(ddp_line(8, R"(, "step_ms": 100000.0)")) << "\n" << one_line(ddp_line(1)) << "\n";
   std::string out;
   CHECK(run_status("calibrate ddp --runs " + path.string() + " --profile " + kSrc +
@@ -195,11 +197,6 @@ TEST_CASE("calibrate::ddp_check: a GPU count written as 8.0 is 8 GPUs", "[calibr
 TEST_CASE("app::calibrate fit: a data-parallel record is refused, not fitted as one GPU's step", "[cli][calibrate][ddp]") {
   // An 8-GPU DDP step includes its gradient all-reduce; `calibrate fit` took it as a one-GPU step time and fitted
   // the constants to it (exit 0). Now one line naming the file, the line and the field, exit 2, no --out written.
-  auto one_line = [](std::string s) {
-    for (char& ch : s)
-      if (ch == '\n') ch = ' ';
-    return s;
-  };
   const auto dir = std::filesystem::temp_directory_path();
   const auto runs = dir / "gpuplan-fit-ddp-test.jsonl";
   const auto out_path = dir / "gpuplan-fit-ddp-test-out.json";
@@ -231,10 +228,7 @@ TEST_CASE("app::calibrate ddp: the default profile is found from any folder", "[
   const auto dir = std::filesystem::temp_directory_path() / "gpuplan-ddp-cwd-test";
   std::filesystem::create_directories(dir);
   const auto path = dir / "runs.jsonl";
-  std::string line = ddp_line(2, R"(, "step_ms": 170.0)");
-  for (char& ch : line)
-    if (ch == '\n') ch = ' ';
-  std::ofstream(path) << line << "\n";
+  std::ofstream(path) << one_line(ddp_line(2, R"(, "step_ms": 170.0)")) << "\n";
   const std::string cmd = "cd " + dir.string() + " && " + std::string(GPUPLAN_BINARY) + " calibrate ddp --runs runs.jsonl 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   REQUIRE(p);
@@ -251,11 +245,6 @@ TEST_CASE("app::calibrate ddp: the default profile is found from any folder", "[
 
 TEST_CASE("app::calibrate ddp: nothing to judge is bad input, not a failed model",
           "[cli][calibrate][ddp]") {
-  auto one_line = [](std::string s) {
-    for (char& ch : s)
-      if (ch == '\n') ch = ' ';
-    return s;
-  };
   const auto dir = std::filesystem::temp_directory_path();
   const std::string profile = " --profile " + kSrc + "/calibrate/profiles/h200.json";
   // Empty, and micro records only: was an empty table, "MAPE over 0 multi-GPU records: 0.00% ... FAIL", exit 1.
@@ -295,11 +284,6 @@ TEST_CASE("app::calibrate ddp: the tolerance is printed as given", "[cli][calibr
 TEST_CASE("app::calibrate ddp: runs measured on another GPU than the profile's are refused", "[cli][calibrate][ddp]") {
   // H100 records checked against the H200 profile and an H200 instance passed (a comparison of two GPUs, exit 0);
   // `calibrate check` refused them already. The line names the file, the record's line and the remedy of this command.
-  auto one_line = [](std::string s) {
-    for (char& ch : s)
-      if (ch == '\n') ch = ' ';
-    return s;
-  };
   const auto path = std::filesystem::temp_directory_path() / "gpuplan-ddp-h100-test.jsonl";
   std::ofstream(path) << one_line(ddp_line(8, R"(, "step_ms": 170.0, "device": "NVIDIA H100 80GB HBM3")")) << "\n";
   std::string out;
@@ -320,11 +304,6 @@ TEST_CASE("app::calibrate ddp: runs measured on another GPU than the profile's a
 TEST_CASE("app::calibrate ddp: multi-GPU records it cannot predict are counted in the summary", "[cli][calibrate][ddp]") {
   // A 16-GPU record does not fit the 8-GPU instance: it was listed "not predicted" and left out of the MAPE with no
   // word in the summary, so a file could pass on the records that remained.
-  auto one_line = [](std::string s) {
-    for (char& ch : s)
-      if (ch == '\n') ch = ' ';
-    return s;
-  };
   const auto path = std::filesystem::temp_directory_path() / "gpuplan-ddp-left-out.jsonl";
   std::ofstream(path) << one_line(ddp_line(8, R"(, "step_ms": 170.0)")) << "\n"
                       << one_line(ddp_line(16, R"(, "step_ms": 180.0)")) << "\n";
