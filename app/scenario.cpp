@@ -450,13 +450,22 @@ struct Parser {
                                                  std::to_string(job.cluster.gpus_per_node) + "), got " +
                                                  std::to_string(job.parallel.tp));
     }
-    if (job.step.model.family == ModelFamily::gpt && job.parallel.tp > 1 && job.step.model.dims.heads % job.parallel.tp) {
+    // Any model given by transformer dimensions (a GPT or a ViT): the simulation times its tensor-parallel
+    // all-reduces and splits its layers over stages from them (sim/job_inputs.cpp `transformer_layers`).
+    const auto& dims = job.step.model.dims;
+    const bool transformer = (job.step.model.family == ModelFamily::gpt || job.step.model.family == ModelFamily::vit) &&
+                             dims.layers > 0 && dims.d_model > 0;
+    if (transformer && job.parallel.tp > 1 && dims.heads > 0 && dims.heads % job.parallel.tp) {
       root.error("/software/parallelism/tp", "must divide the attention heads (" +
                                                  std::to_string(job.step.model.dims.heads) + ")");
     }
-    if (job.step.model.family == ModelFamily::gpt && job.parallel.pp > job.step.model.dims.layers) {
-      root.error("/software/parallelism/pp", "must not exceed the layers (" +
-                                                 std::to_string(job.step.model.dims.layers) + ")");
+    // Stages are modelled as equal (1/pp of the layers each): a pp that does not divide the layers has a
+    // stage with one layer more than that, which sets the pipeline's pace and its memory; refused rather than
+    // silently averaged (24 layers on 16 stages ran as 1.5 layers a stage; the slowest holds 2).
+    if (transformer && job.parallel.pp > 1 && dims.layers % job.parallel.pp) {
+      root.error("/software/parallelism/pp", "must divide the layers (" +
+                                                 std::to_string(job.step.model.dims.layers) + "), got " +
+                                                 std::to_string(job.parallel.pp));
     }
     // Whether the document's section names `key` (then a problem with it was reported there).
     const json* doc = root.object_ptr();

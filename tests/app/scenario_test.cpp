@@ -180,6 +180,44 @@ TEST_CASE("app::scenario: a list inside a sweep list is refused and follow-on li
         "s.json:/software/parallelism/tp: must divide the attention heads (16)\n");
 }
 
+TEST_CASE("app::scenario: a pipeline whose stages cannot hold equal layers is refused", "[scenario]") {
+  // GPT-350M has 24 layers: 16 stages would hold 1 or 2 layers each, and the 2-layer stages set the pace and
+  // the memory; the model's equal stages (24 / 16 = 1.5 layers) ran it silently as if it were balanced.
+  auto lines = [](const std::string& pp, bool& ok) {
+    Diagnostics d;
+    auto sc = load_scenario_text(R"({"workload": {"model": "gpt-350m", "global_batch": 32, "micro_batch": 1, "steps": 10},
+      "software": {"parallelism": {"pp": )" + pp + R"(}}, "cluster": {"instance": "aws-p5en.48xlarge", "nodes": 2}})",
+                                 "s.json", catalog(), d);
+    ok = sc.has_value();
+    return d.render();
+  };
+  bool ok = true;
+  CHECK(lines("16", ok) == "s.json:/software/parallelism/pp: must divide the layers (24), got 16\n");
+  CHECK_FALSE(ok);
+  CHECK(lines("8", ok).empty());  // 3 layers a stage
+  CHECK(ok);
+}
+
+TEST_CASE("app::scenario: a vision transformer's heads and layers bound tp and pp as a GPT's do", "[scenario]") {
+  // ViT-B/16: 12 heads, 12 layers. tp = 8 would split 12 heads into 1.5 a GPU, and pp = 8 12 layers into 1.5 a
+  // stage: both ran silently (the tp all-reduces and the stage split are timed from the ViT's dimensions).
+  auto lines = [](const std::string& par, bool& ok) {
+    Diagnostics d;
+    auto sc = load_scenario_text(R"({"workload": {"model": "vit_b_16", "micro_batch": 32, "steps": 10},
+      "software": {"parallelism": )" + par + R"(}, "cluster": {"instance": "aws-p5en.48xlarge"}})",
+                                 "s.json", catalog(), d);
+    ok = sc.has_value();
+    return d.render();
+  };
+  bool ok = true;
+  CHECK(lines(R"({"tp": 8})", ok) == "s.json:/software/parallelism/tp: must divide the attention heads (12)\n");
+  CHECK_FALSE(ok);
+  CHECK(lines(R"({"pp": 8})", ok) == "s.json:/software/parallelism/pp: must divide the layers (12), got 8\n");
+  CHECK_FALSE(ok);
+  CHECK(lines(R"({"tp": 4, "pp": 2})", ok).empty());
+  CHECK(ok);
+}
+
 TEST_CASE("app::scenario: sweep expands to the cartesian product", "[scenario][sweep]") {
   auto doc = json::parse(R"({"a": [1, 2, 3], "b": {"c": ["x", "y"]}, "d": 5})");
   auto pts = expand_sweep(doc, 1000);
