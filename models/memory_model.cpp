@@ -29,7 +29,12 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
       Bytes(optimizer_state_bytes_per_param(step.optimizer) * P / (shards_states(par.strategy) ? dp : 1.0));
   // Sharded weights are gathered layer by layer: the unsharded copy of the whole model is never resident.
   m.autocast_copies = Bytes(is_autocast(step.precision) && !step.activation_checkpointing ? 2.0 * P : 0.0);
-  m.activations = ops.activations / static_cast<double>(std::max(1, par.tp));
+  // A pipeline stage holds 1/pp of the layers; under 1F1B the first stage keeps the activations of as many
+  // micro-batches as are in flight, min(grad_accum, pp) (Narayanan et al. 2021): pp of them make one whole
+  // model's worth, fewer make that share of it.
+  const int pp = std::max(1, par.pp);
+  const double in_flight = pp > 1 ? static_cast<double>(std::min(std::max(1, step.grad_accum), pp)) / pp : 1.0;
+  m.activations = ops.activations * in_flight / static_cast<double>(std::max(1, par.tp));
   m.loss_transient = ops.loss_transient / static_cast<double>(std::max(1, par.tp));
   m.backward_transient = ops.backward_transient / static_cast<double>(std::max(1, par.tp));
   m.outputs_alive = step.logits_kept ? ops.outputs_alive : Bytes(0);
@@ -39,7 +44,8 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   // Within backward, a single micro-batch's unsharded gradients grow as its activations are freed
   // (StepOps::backward_walk_peak); with accumulation the gradients are all there from the start.
   const bool walk = step.grad_accum == 1 && !shards_grads(par.strategy) && ops.backward_walk_peak > ops.activations;
-  const Bytes saved = walk ? ops.backward_walk_peak / static_cast<double>(std::max(1, par.tp)) : m.activations;
+  const Bytes saved =
+      walk ? ops.backward_walk_peak * in_flight / static_cast<double>(std::max(1, par.tp)) : m.activations;
   const Bytes start_bwd = resident + (step.grad_accum > 1 ? m.grads : Bytes(0)) + m.autocast_copies + saved +
                           std::max(m.loss_transient, m.backward_transient) + m.outputs_alive;
   const Bytes end_bwd = resident + m.grads + m.outputs_alive + m.backward_tail;

@@ -2,7 +2,9 @@
 // the step fits the GPU next to its CUDA context.
 //
 // Resident: fp32 weights W = 4P, gradients G = 4P, optimizer states S = s*P (AdamW 8, SGD-momentum 4,
-// SGD 0 bytes/param), each divided over data-parallel ranks by ZeRO stage / FSDP, and over tp*pp.
+// SGD 0 bytes/param), each divided over data-parallel ranks by ZeRO stage / FSDP, and over tp*pp. Activations
+// are divided by tp and, with a pipeline, are the first stage's: min(grad_accum, pp) micro-batches of 1/pp of
+// the layers (1F1B).
 // The peak is the larger of two moments (both also hold the library workspace):
 //   start of backward: W + S + [G if accumulating] + [2P autocast weight copies, no checkpointing]
 //                      + saved activations + the larger of the loss transient (logits, log-softmax output

@@ -204,6 +204,36 @@ TEST_CASE("models::memory: activations scale with batch, checkpointing and ZeRO 
   CHECK(mz.weights.value() == Approx(base.weights.value()));
 }
 
+TEST_CASE("models::memory: a 1F1B pipeline's first stage holds min(micro-batches, stages) of its layers' activations",
+          "[models]") {
+  // Narayanan et al. 2021: with pp stages each holds 1/pp of the layers, and under 1F1B the first stage keeps
+  // up to pp micro-batches in flight. With m micro-batches per step that is min(m, pp) x 1/pp of one
+  // micro-batch's activations of the whole model: pp = 4 holds 1/4 of them at m = 1, 1/2 at m = 2 and all of
+  // them from m = 4 on. The model held the whole model's activations at every m (4x too much at m = 1).
+  StepConfig s = gpt(24, 2048, 1024, 8);
+  s.activation_checkpointing = true;
+  const StepOps ops = build_step_ops(s);
+  const double whole = ops.activations.value();
+  REQUIRE(whole > 0);
+  ParallelConfig p;
+  p.pp = 4;
+  for (const auto& [m, share] : {std::pair{1, 0.25}, {2, 0.5}, {4, 1.0}, {16, 1.0}}) {
+    StepConfig sm = s;
+    sm.grad_accum = m;
+    const auto mem = predict_memory_from_ops(ops, sm, p, Bytes::gb(141), Bytes::gib(0.5));
+    CHECK(mem.activations.value() == Approx(whole * share));
+  }
+  // Weights, gradients and AdamW states: 16 bytes per parameter over the 4 stages.
+  const auto one = predict_memory_from_ops(ops, s, p, Bytes::gb(141), Bytes::gib(0.5));
+  CHECK((one.weights + one.grads + one.optimizer_states).value() == Approx(16.0 * ops.params / 4));
+  // Tensor parallelism divides them further.
+  p.tp = 2;
+  StepConfig s2 = s;
+  s2.grad_accum = 2;
+  CHECK(predict_memory_from_ops(ops, s2, p, Bytes::gb(141), Bytes::gib(0.5)).activations.value() ==
+        Approx(whole * 0.5 / 2));
+}
+
 TEST_CASE("models::memory: out of memory when peak plus a share of the largest tensor plus a reserve exceeds capacity",
           "[models]") {
   // GPT-124M-like, batch 8 x 1,024 tokens: the largest tensor is the fp32 log-softmax over the vocabulary, 8,192 x
