@@ -245,6 +245,7 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
     const double f = f_next;
     double compute = 0, stall = 0, gpu = 0, hidden = 0;
     SimTime fwd_sum = 0, bwd_sum = 0;
+    SimTime slot_sum = 0;  // a stage's whole time per micro-batch: phases with their blocking collectives and sends
     for (int k = 0; k < m; ++k) {
       const auto b = static_cast<std::size_t>(s) * static_cast<std::size_t>(m) + static_cast<std::size_t>(k);
       const SimTime t0 = sim.now();
@@ -297,6 +298,7 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       }
       fwd_sum += pf;
       bwd_sum += pb;
+      slot_sum += df + db;
       if (K.layer_units > 0) {
         // Sharded units: collective time minus what the phases exposed beyond their compute.
         const double comm = (K.unit_allgather * 2.0 + K.unit_reduce_scatter).value() * K.layer_units;
@@ -326,6 +328,7 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       if (K.pp_stages > 1 && K.pp_p2p.value() > 0) {
         sh->span(*r, "pipeline send/recv", TraceLane::comm, sim.now(), ns(K.pp_p2p), s);
         co_await sim.delay(K.pp_p2p);
+        slot_sum += ns(K.pp_p2p);
       }
       compute += to_seconds(pf + pb).value();
       gpu += to_seconds(gf + gb).value();
@@ -340,8 +343,11 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
     }
     SimTime bubble = 0;
     if (K.pp_stages > 1) {
-      // 1F1B: (stages - 1) forward+backward slots of idle time per step on every stage.
-      bubble = (K.pp_stages - 1) * (fwd_sum + bwd_sum) / m;
+      // 1F1B: (stages - 1) forward+backward slots of idle time per step on every stage. A slot is what one
+      // micro-batch takes on a stage, its blocking tensor-parallel all-reduces (and exposed parameter gathers)
+      // and its pipeline send included: the fill and drain wait on the other stages' whole slots, not on
+      // their compute alone (counting compute only left tp's all-reduces out of (stages - 1) slots).
+      bubble = (K.pp_stages - 1) * slot_sum / m;
       sh->span(*r, "pipeline bubble", TraceLane::gpu, sim.now(), bubble, s);
       co_await sim.delay(bubble);
     }

@@ -151,6 +151,22 @@ TEST_CASE("sim::step: pipeline 1F1B bubble is (stages-1) slots of forward+backwa
   CHECK(r.comm_exposed.ms() == Approx(3 * 30).epsilon(1e-9));
 }
 
+TEST_CASE("sim::step: a 1F1B slot includes the stage's tensor-parallel all-reduces and pipeline sends") {
+  // Each micro-batch on a stage takes forward 10 + its tp all-reduces 2, backward 20 + 3, and 1 ms of sends:
+  // a 36 ms slot. 1F1B with p = 4 stages and m = 4 micro-batches takes (m + p - 1) slots = 7 x 36 = 252 ms,
+  // the bubble (p - 1) x 36 = 108 ms. Counting only compute in the bubble's slots gave 4 x 36 + 3 x 30 = 234 ms.
+  StepSimInput in = one_rank(10, 20, 0);
+  in.grad_accum = 4;
+  in.comm.pp_stages = 4;
+  in.comm.tp_forward = Seconds::ms(2);
+  in.comm.tp_backward = Seconds::ms(3);
+  in.comm.pp_p2p = Seconds::ms(1);
+  const auto r = simulate_steps(in, quick());
+  CHECK(r.step_time.ms() == Approx(7 * 36).epsilon(1e-9));
+  CHECK(r.pipeline_bubble.ms() == Approx(3 * 36).epsilon(1e-9));
+  CHECK(r.compute.ms() == Approx(4 * 30).epsilon(1e-9));
+}
+
 TEST_CASE("sim::step: parts add up to the step time, same seed, same result") {
   StepSimInput in = one_rank(10, 30, 4);
   in.compute.step_cv = 0.05;
