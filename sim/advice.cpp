@@ -157,9 +157,16 @@ void comm_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   const double bubble = parts.bubble.value() + parts.pp_p2p.value(), tp = parts.tensor_parallel.value(),
                dp = parts.data_parallel.value();
   if (bubble >= tp && bubble >= dp) {
-    out.push_back(fmt("pipeline bubble (%.0f%% of the step): more micro-batches per step, well above the %.0f stages "
-                      "(lower micro_batch and raise grad_accum at the same global batch)",
-                      pct * bubble, in.comm.pp_stages));
+    // At micro_batch 1 there is no smaller micro-batch to split the global batch into: more micro-batches then
+    // take a larger global batch or fewer data-parallel replicas; fewer stages shrink the bubble instead.
+    out.push_back(j.step.micro_batch > 1
+                      ? fmt("pipeline bubble (%.0f%% of the step): more micro-batches per step, well above the %.0f "
+                            "stages (lower micro_batch and raise grad_accum at the same global batch)",
+                            pct * bubble, in.comm.pp_stages)
+                      : fmt("pipeline bubble (%.0f%% of the step): more micro-batches per step, well above the %.0f "
+                            "stages; micro_batch is 1 already, so raise the global batch, lower the data-parallel size "
+                            "(fewer GPUs, or a larger tp), or use fewer stages",
+                            pct * bubble, in.comm.pp_stages));
     return;
   }
   if (tp >= dp) {

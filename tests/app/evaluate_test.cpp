@@ -195,6 +195,15 @@ TEST_CASE("app::evaluate: exposed communication is blamed on its largest source 
     CHECK_FALSE(advises(out[0].result, "bucket_mb"));
     CHECK(out[1].result.step_time < out[0].result.step_time);  // micro_batch 4: twice the micro-batches
   }
+  SECTION("a pipeline bubble at micro_batch 1: no smaller micro-batch to advise") {
+    // 64 GPUs, pp = 8: dp = 8 and 256 / 8 = 32 micro-batches of 1, a bubble of 7 / (32 + 7) = 18% of the step.
+    // "lower micro_batch" cannot be done at 1; the advice names what can.
+    const auto out = evaluate_text(gpt13("1", 8, R"({"strategy": "ddp", "pp": 8})"));
+    REQUIRE(out.size() == 1);
+    CHECK(advises(out[0].result, "pipeline bubble"));
+    CHECK_FALSE(advises(out[0].result, "lower micro_batch"));
+    CHECK(advises(out[0].result, "micro_batch is 1 already, so raise the global batch"));
+  }
   SECTION("tensor-parallel all-reduces: lower tp") {
     const auto out = evaluate_text(gpt13("4", 1, R"({"strategy": "ddp", "tp": [2, 1]})"));
     REQUIRE(out.size() == 2);
