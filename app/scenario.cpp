@@ -455,6 +455,13 @@ struct Parser {
     const auto& dims = job.step.model.dims;
     const bool transformer = (job.step.model.family == ModelFamily::gpt || job.step.model.family == ModelFamily::vit) &&
                              dims.layers > 0 && dims.d_model > 0;
+    // Tensor parallelism splits a transformer's attention and MLP matrices (Megatron); a CNN, a Swin or a generic
+    // model has no dimensions to time its all-reduces by, and the step divided its compute by tp for free.
+    if (!transformer && job.parallel.tp > 1) {
+      root.error("/software/parallelism/tp", "applies to transformers given by their dimensions (a GPT, a ViT or "
+                                             "workload.transformer), got " + std::to_string(job.parallel.tp) +
+                                             " for a model without them: use data parallelism (tp 1)");
+    }
     if (transformer && job.parallel.tp > 1 && dims.heads > 0 && dims.heads % job.parallel.tp) {
       root.error("/software/parallelism/tp", "must divide the attention heads (" +
                                                  std::to_string(job.step.model.dims.heads) + ")");

@@ -218,6 +218,27 @@ TEST_CASE("app::scenario: a vision transformer's heads and layers bound tp and p
   CHECK(ok);
 }
 
+TEST_CASE("app::scenario: tensor parallelism of a model without transformer dimensions is refused", "[scenario]") {
+  // ResNet-50 with tp 2 ran with its compute halved and no all-reduce at all (a note said tp's all-reduces are
+  // modelled for transformers only): a step time with no basis. A CNN, a Swin and a generic model are refused.
+  for (const char* workload : {R"({"model": "resnet50", "micro_batch": 32, "steps": 10})",
+                               R"({"model": "swin_t", "micro_batch": 32, "steps": 10})",
+                               R"({"generic": {"params": 1e8, "fwd_flops_per_sample": 1e10, "activation_bytes_per_sample": 1e7},
+                                   "micro_batch": 32, "steps": 10})"}) {
+    Diagnostics d;
+    auto sc = load_scenario_text(std::string(R"({"workload": )") + workload + R"(,
+      "software": {"parallelism": {"tp": 2}}, "cluster": {"instance": "aws-p5en.48xlarge"}})", "s.json", catalog(), d);
+    INFO(workload);
+    CHECK_FALSE(sc);
+    CHECK(d.render() == "s.json:/software/parallelism/tp: applies to transformers given by their dimensions (a GPT, a "
+                        "ViT or workload.transformer), got 2 for a model without them: use data parallelism (tp 1)\n");
+  }
+  // The same with tp 1 (data parallelism) is fine.
+  Diagnostics d;
+  CHECK(load_scenario_text(R"({"workload": {"model": "resnet50", "micro_batch": 32, "steps": 10},
+      "software": {"parallelism": {"tp": 1}}, "cluster": {"instance": "aws-p5en.48xlarge"}})", "s.json", catalog(), d));
+}
+
 TEST_CASE("app::scenario: sweep expands to the cartesian product", "[scenario][sweep]") {
   auto doc = json::parse(R"({"a": [1, 2, 3], "b": {"c": ["x", "y"]}, "d": 5})");
   auto pts = expand_sweep(doc, 1000);
