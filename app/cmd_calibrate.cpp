@@ -96,7 +96,7 @@ int run_check_command(const CalibrateOptions& o, const CliContext& ctx) {
   if (!report(errors) || !profile || !constants) return kExitBadInput;
   // A file with nothing to check (empty, or only micro / checkpoint records) is the wrong file, as for `calibrate
   // fit`: it printed an empty table, "FAIL" and exit 1, and --junit wrote a failing case, as if the model had drifted.
-  if (std::none_of(runs.begin(), runs.end(), [](const calibrate::RunRecord& r) { return r.kind == "train"; })) {
+  if (!calibrate::has_train_record(runs)) {
     std::cerr << o.runs << ": no train record to check (expected lines with \"kind\": \"train\", as "
               << "calibrate/measured/h200-2026-12.jsonl)\n";
     return kExitBadInput;
@@ -385,8 +385,7 @@ int run_fit_command(const CalibrateOptions& o) {
       auto r = calibrate::load_runs(f, oerr);
       if (const auto problem = calibrate::multi_gpu_problem(r, f)) oerr.push_back(*problem);
       // An empty file (or one without train records) added nothing, and the rule was fitted as if it had.
-      if (std::none_of(r.begin(), r.end(), [](const calibrate::RunRecord& x) { return x.kind == "train"; }) &&
-          oerr.empty())
+      if (!calibrate::has_train_record(r) && oerr.empty())
         oerr.push_back(f + ": no train record for the out-of-memory rule (expected train records near the memory "
                            "limit, some with \"oom\": true)");
       verdicts.insert(verdicts.end(), r.begin(), r.end());

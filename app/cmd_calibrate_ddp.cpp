@@ -63,7 +63,8 @@ void print_table(const std::vector<Row>& rows, double mape, int n, double tol, b
                 r.pred.comm_total.ms(), r.pred.comm_exposed.ms());
     if (!r.pred.step_ms) std::printf("    not predicted: %s\n", r.pred.reason.c_str());
   }
-  std::printf("\nstep-time MAPE over %d multi-GPU records: %.2f%% (tolerance %g%%) %s\n", n, mape, tol,
+  const auto [m, t] = calibrate::verdict_figures(mape, tol, mape <= tol, 2, 1);
+  std::printf("\nstep-time MAPE over %d multi-GPU records: %s%% (tolerance %s%%) %s\n", n, m.c_str(), t.c_str(),
               n == 0 ? "not judged" : pass ? "PASS" : "FAIL");
   if (const int left = not_predicted(rows))
     std::printf("not predicted, outside the MAPE: %d multi-GPU record%s with a measured step (reasons above)\n", left,
@@ -95,7 +96,7 @@ int run(const DdpOptions& o, CliContext& ctx) {
   for (const auto& e : errors) std::cerr << e << "\n";
   if (!errors.empty()) return kExitBadInput;
   // An empty file or one of micro records printed an empty table, "MAPE over 0 multi-GPU records ... FAIL", exit 1.
-  if (std::none_of(runs.begin(), runs.end(), [](const calibrate::RunRecord& r) { return r.kind == "train"; }))
+  if (!calibrate::has_train_record(runs))
     return bad(o.runs + ": no train record to compare (expected lines with \"kind\": \"train\", as "
                         "tools/measure_ddp.py writes)");
   // The default profile was "calibrate/profiles/h200.json" relative to the working folder: from anywhere but the

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "calibrate/json_text.hpp"
 #include "calibrate/loader_check.hpp"  // sim engineer: data-loader simulation for cpu-jpeg-pipeline records
 #include "sim/step_sim.hpp"
 
@@ -214,30 +215,6 @@ std::string fmt(const char* f, double v) {
 }
 
 std::string opt_fmt(const char* f, const std::optional<double>& v) { return v ? fmt(f, *v) : std::string("-"); }
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-// A figure and the limit it is held to, written so that the text agrees with the verdict `within` (value <= limit):
-// the limit as the user typed it (at least `limit_decimals` decimals, up to 10), the value with `value_decimals`
-// and more where rounding would show the two equal or reversed. "4.66% (tolerance 4.7%) FAIL" was printed for a
-// MAPE of 4.6596 against --tolerance 4.65, and "(-25.0%), beyond 25%" for a step 25.004% off.
-std::pair<std::string, std::string> verdict_figures(double value, double limit, bool within, int value_decimals,
-                                                    int limit_decimals) {
-  auto read = [](const std::string& s) { return std::strtod(s.c_str(), nullptr); };
-  int ld = limit_decimals;
-  while (ld < 10 && read(fixed(limit, ld)) != limit) ++ld;
-  const bool exact = read(fixed(limit, ld)) == limit;  // a limit with more decimals grows with the value's
-  std::pair<std::string, std::string> out;
-  for (int d = value_decimals; d <= 17; ++d) {
-    out = {fixed(value, d), fixed(limit, exact ? ld : std::max(ld, d))};
-    if ((read(out.first) <= read(out.second)) == within) break;
-  }
-  return out;
-}
 
 std::string pad(std::string s, std::size_t w, bool right = false) {
   if (s.size() > w) s = s.substr(0, w - 1) + "~";

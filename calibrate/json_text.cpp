@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <fstream>
@@ -254,6 +256,25 @@ std::string nearest_name(const std::string& word, const std::vector<std::string>
   // A likely typo: at most a third of the word's letters differ (and at least one edit allowed).
   std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   return best_d <= limit ? best : std::string();
+}
+
+std::pair<std::string, std::string> verdict_figures(double value, double limit, bool within, int value_decimals,
+                                                    int limit_decimals) {
+  auto fixed = [](double v, int decimals) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return std::string(buf);
+  };
+  auto read = [](const std::string& s) { return std::strtod(s.c_str(), nullptr); };
+  int ld = limit_decimals;
+  while (ld < 10 && read(fixed(limit, ld)) != limit) ++ld;
+  const bool exact = read(fixed(limit, ld)) == limit;  // a limit with more decimals grows with the value's
+  std::pair<std::string, std::string> out;
+  for (int d = value_decimals; d <= 17; ++d) {
+    out = {fixed(value, d), fixed(limit, exact ? ld : std::max(ld, d))};
+    if ((read(out.first) <= read(out.second)) == within) break;
+  }
+  return out;
 }
 
 }  // namespace gp::calibrate

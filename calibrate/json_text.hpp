@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -56,5 +57,13 @@ std::string nearest_name(const std::string& word, const std::vector<std::string>
 // screenful of lines.
 void append_first_problems(std::vector<std::string>& errors, const std::vector<std::string>& found,
                            const std::string& path);
+
+// A figure and the limit it is held to, written so that the text agrees with the verdict `within` (value <= limit):
+// the limit as the user typed it (at least `limit_decimals` decimals, up to 10), the value with `value_decimals`
+// and more where rounding would show the two equal or reversed. "4.66% (tolerance 4.7%) FAIL" was printed for a
+// MAPE of 4.6596 against --tolerance 4.65, and "(-25.0%), beyond 25%" for a step 25.004% off. Every check's
+// summary line (calibrate check, comm, ddp) writes its figures with it.
+std::pair<std::string, std::string> verdict_figures(double value, double limit, bool within, int value_decimals,
+                                                    int limit_decimals);
 
 }  // namespace gp::calibrate

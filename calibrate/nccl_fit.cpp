@@ -1,5 +1,7 @@
 #include "calibrate/nccl_fit.hpp"
 
+#include "calibrate/json_text.hpp"
+
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
@@ -228,10 +230,12 @@ std::string render_comm_table(const CommCalibration& c, const NcclMeasurement& m
     o << "\n";
   }
   const auto& s = c.summary;
-  o << "\nall-reduce busbw at >= " << size_label(s.large_from) << ": mean |error| "
-    << fmt("%.1f", s.allreduce_large_mean_abs_err_pct) << "%, max " << fmt("%.1f", s.allreduce_large_max_abs_err_pct)
-    << "% over " << s.allreduce_large_rows << " sizes (tolerance " << fmt("%g", s.tolerance_pct) << "%) "
-    << (s.allreduce_large_rows == 0 ? "not judged" : s.pass ? "PASS" : "FAIL") << "\nall ops at >= " << size_label(s.large_from) << ": mean |error| "
+  const auto [mean, tol] = verdict_figures(s.allreduce_large_mean_abs_err_pct, s.tolerance_pct,
+                                           s.allreduce_large_mean_abs_err_pct <= s.tolerance_pct, 1, 0);
+  o << "\nall-reduce busbw at >= " << size_label(s.large_from) << ": mean |error| " << mean << "%, max "
+    << fmt("%.1f", s.allreduce_large_max_abs_err_pct) << "% over " << s.allreduce_large_rows << " sizes (tolerance "
+    << tol << "%) " << (s.allreduce_large_rows == 0 ? "not judged" : s.pass ? "PASS" : "FAIL")
+    << "\nall ops at >= " << size_label(s.large_from) << ": mean |error| "
     << fmt("%.1f", s.large_mean_abs_err_pct) << "% over " << s.large_rows << " rows\n";
   return o.str();
 }

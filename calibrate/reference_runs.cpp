@@ -21,6 +21,10 @@ const std::vector<std::string>& measured_fields() {
 
 bool gpu_bound(const RunRecord& r) { return r.kind == "train" && r.data == "synthetic-on-gpu"; }
 
+bool has_train_record(const std::vector<RunRecord>& runs) {
+  return std::any_of(runs.begin(), runs.end(), [](const RunRecord& r) { return r.kind == "train"; });
+}
+
 namespace {
 
 std::optional<OptimizerKind> parse_optimizer(const std::string& s) {

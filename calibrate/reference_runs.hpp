@@ -37,6 +37,8 @@ struct RunRecord {
 
 // True when the record's step is GPU-bound by construction (inputs already on the GPU).
 bool gpu_bound(const RunRecord& r);
+// Whether any record of `runs` is a train record (a file of micro or checkpoint records alone has nothing to check).
+bool has_train_record(const std::vector<RunRecord>& runs);
 
 // Builds the StepConfig of a train record from its input fields. Returns the reason it cannot when the
 // model cannot express it (message), nullopt on success. Unknown model names become generic models

@@ -363,3 +363,28 @@ TEST_CASE("app::calibrate comm: a measurement whose result checks failed is refu
   CHECK(gpuplan("calibrate comm --nccl " + temp_file("right.json", doc.dump()) + " --instance aws-p5en.48xlarge").code ==
         0);  // the model's own times: every error 0
 }
+
+TEST_CASE("calibrate::comm: the summary's figures agree with the verdict at the tolerance's edge", "[calibrate][nccl]") {
+  // A mean of 2.5004% against --tolerance 2.5 fails; printed with one decimal it read "2.5% ... (tolerance 2.5%) FAIL".
+  // The figures come from the same function as calibrate check's MAPE line (verdict_figures).
+  gp::calibrate::CommCalibration c;
+  c.gpus = 8;
+  c.rows.emplace_back();  // one compared row: the summary is printed
+  c.summary.large_from = Bytes::mib(64);
+  c.summary.tolerance_pct = 2.5;
+  c.summary.allreduce_large_rows = 3;
+  c.summary.allreduce_large_mean_abs_err_pct = 2.5004;
+  c.summary.pass = false;
+  NcclMeasurement m;
+  m.gpus = 8;
+  const std::string failing = gp::calibrate::render_comm_table(c, m);
+  INFO(failing);
+  CHECK(failing.find("mean |error| 2.5004%") != std::string::npos);
+  CHECK(failing.find("(tolerance 2.5%) FAIL") != std::string::npos);
+  c.summary.allreduce_large_mean_abs_err_pct = 2.4996;
+  c.summary.pass = true;
+  const std::string passing = gp::calibrate::render_comm_table(c, m);
+  INFO(passing);
+  CHECK(passing.find("mean |error| 2.5%,") != std::string::npos);  // 2.5 <= 2.5 reads as the PASS it is
+  CHECK(passing.find("(tolerance 2.5%) PASS") != std::string::npos);
+}
