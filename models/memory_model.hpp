@@ -2,7 +2,9 @@
 // the step fits the GPU next to its CUDA context.
 //
 // Resident: fp32 weights W = 4P, gradients G = 4P, optimizer states S = s*P (AdamW 8, SGD-momentum 4,
-// SGD 0 bytes/param), each divided over data-parallel ranks by ZeRO stage / FSDP, and over tp*pp. Activations
+// SGD 0 bytes/param), each divided over data-parallel ranks by ZeRO stage / FSDP, and over tp*pp. FSDP / ZeRO-3
+// also hold gathered units through forward and backward: 4 bytes x (root + 3 x block) parameters (the block
+// computed, the one prefetched, the computed block's unsharded gradient; the root unit stays gathered). Activations
 // are divided by tp and, with a pipeline, are the first stage's: min(grad_accum, pp) micro-batches of 1/pp of
 // the layers (1F1B).
 // The peak is the larger of two moments (both also hold the library workspace):
@@ -38,6 +40,7 @@ struct MemoryConstants {
 
 struct MemoryPrediction {
   Bytes weights, grads, optimizer_states, autocast_copies;
+  Bytes gathered;        // FSDP / ZeRO-3: unsharded units held while computing (0 for other strategies)
   Bytes activations, loss_transient, backward_transient, outputs_alive, backward_tail, workspace;
   Bytes largest_tensor;  // StepOps::largest_tensor
   Bytes peak_allocated;  // comparable with torch.cuda.max_memory_allocated

@@ -119,6 +119,9 @@ struct StepOps {
   std::vector<Op> optimizer;
   double params = 0;               // trainable parameters
   double param_tensors = 0;        // number of parameter tensors (optimizer kernel count)
+  // Parameters of one repeated block (GPT, ViT: a transformer layer), the unit FSDP wraps under a per-block
+  // policy; 0 when the model has no such block (its units then split the parameters evenly, as the sim's do).
+  double block_params = 0;
   // Memory seen by the memory model, per micro-batch (bytes on the device):
   Bytes activations;               // saved for backward at the end of forward (checkpointing applied)
   Bytes loss_transient;            // extra live at the loss / start of backward (logits, their grads)

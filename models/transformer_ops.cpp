@@ -175,9 +175,15 @@ void add_cross_entropy(std::vector<Op>& ops, double rows, double classes, Precis
   if (ac) add_memory(ops, "ce.cast.bwd", Phase::backward, Bytes(6 * nv), 1);
 }
 
-double gpt_params(const TransformerDims& t) {
+// Parameters of one pre-LN block: two LayerNorms, QKV, projection, two MLP linears (all with biases).
+double block_params(const TransformerDims& t) {
   const double d = t.d_model, ff = t.d_ff > 0 ? t.d_ff : 4.0 * d;
-  const double block = 4 * d + (3 * d * d + 3 * d) + (d * d + d) + (d * ff + ff) + (ff * d + d);
+  return 4 * d + (3 * d * d + 3 * d) + (d * d + d) + (d * ff + ff) + (ff * d + d);
+}
+
+double gpt_params(const TransformerDims& t) {
+  const double d = t.d_model;
+  const double block = block_params(t);
   const double emb = t.vocab * d + t.seq * d;
   return t.layers * block + emb + 2 * d + (t.tied_embeddings ? 0 : t.vocab * d);
 }
@@ -217,6 +223,7 @@ StepOps build_gpt_ops(const StepConfig& step) {
   add_cross_entropy(ops, N, V, p);
 
   out.params = gpt_params(t);
+  out.block_params = block_params(t);
   out.param_tensors = 12.0 * t.layers + 4 + (t.tied_embeddings ? 0 : 1);
   // With checkpointing only the block inputs stay saved; the block being recomputed holds its own saved tensors
   // during its backward, after the loss transient is gone (backward_transient): the larger of the two counts.
@@ -275,8 +282,8 @@ StepOps build_vit_ops(const StepConfig& step) {
   ops.back().channels = d;
   add_linear(ops, {"head", b, d, 1000, 1, true, is_autocast(p), true, false}, p);
   add_cross_entropy(ops, b, 1000, p);
-  const double block_params = 4 * d + 3 * d * d + 3 * d + d * d + d + 2 * d * ff + ff + d;
-  out.params = t.layers * block_params + 3.0 * patch * patch * d + d + s * d + d + 2 * d + d * 1000 + 1000;
+  out.block_params = block_params(t);
+  out.params = t.layers * out.block_params + 3.0 * patch * patch * d + d + s * d + d + 2 * d + d * 1000 + 1000;
   if (step.model.params > 0) out.params = step.model.params;
   out.param_tensors = 12.0 * t.layers + 8;
   const bool ckpt = step.activation_checkpointing;  // as build_gpt_ops: the recomputed block is a backward transient

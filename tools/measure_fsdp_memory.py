@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Peak memory of one rank of a sharded (FSDP) training step, measured on one GPU with PyTorch's fake process group.
+
+gpuplan's memory model divides weights, gradients and optimizer states over the data-parallel ranks for FSDP and
+ZeRO-3, but a rank also holds the layers it has gathered: the unit it computes and the one it prefetches, and in
+backward that unit's unsharded gradient before the reduce-scatter. No multi-GPU machine is lent to this project;
+PyTorch's "fake" backend (torch.testing._internal.distributed.fake_pg, used by PyTorch's own FSDP tests) lets one
+process act as rank 0 of a world of any size: every collective returns at once with its output allocated and
+unfilled, so the rank's allocations (shards, gathered units, reduce-scatter buffers, activations) are the real
+ones while no data moves. Times are therefore meaningless here; memory is what this measures.
+
+Each configuration runs in a fresh process: GPT as in tools/measure_holdout.py (built on the GPU, then sharded unit by unit;
+the peak is taken after warm-up, so the unsharded construction does not count), one FSDP unit per transformer block plus the root (embeddings, final norm, head),
+FullyShardedDataParallel with its defaults (limit_all_gathers, BACKWARD_PRE prefetch, use_orig_params), bf16
+autocast as gpuplan's `precision: bf16` (or FSDP MixedPrecision with --mixed-precision), fused AdamW, gradient
+accumulation without no_sync (gradients are reduce-scattered every micro-batch). Three warm-up steps, then
+torch.cuda.max_memory_allocated over two steps.
+
+--explain replays one more step's allocation history (torch.cuda.memory._record_memory_history with Python stacks)
+and groups what is live at the peak by the code that allocated it; with activation checkpointing PyTorch 2.11's
+backward fails under that recording, so use it on steps without checkpointing.
+
+usage: python3 tools/measure_fsdp_memory.py --out FILE.jsonl [--only ID[,ID...]] [--explain]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+GIB = 1024 ** 3
+
+# id: (layers, d_model, heads, seq, world, micro_batch, grad_accum, checkpointing, sharding, mixed_precision)
+CONFIGS = {
+    "fsdp/gpt-6.7b-dp32-b2x8-s1024": (32, 4096, 32, 1024, 32, 2, 8, False, "full", False),
+    "fsdp/gpt-6.7b-dp32-b4x4-s1024": (32, 4096, 32, 1024, 32, 4, 4, False, "full", False),
+    "fsdp/gpt-6.7b-dp32-b2x8-s1024-ckpt": (32, 4096, 32, 1024, 32, 2, 8, True, "full", False),
+    "fsdp/gpt-6.7b-dp32-b4x4-s1024-ckpt": (32, 4096, 32, 1024, 32, 4, 4, True, "full", False),
+    "fsdp/gpt-6.7b-dp8-b4x1-s1024-ckpt": (32, 4096, 32, 1024, 8, 4, 1, True, "full", False),
+    "fsdp/gpt-1.3b-dp16-b8x1-s2048-ckpt": (24, 2048, 16, 2048, 16, 8, 1, True, "full", False),
+    "fsdp/gpt-1.3b-dp16-b8x1-s2048": (24, 2048, 16, 2048, 16, 8, 1, False, "full", False),
+    "fsdp/gpt-6.7b-dp32-b2x8-s1024-ckpt-mp": (32, 4096, 32, 1024, 32, 2, 8, True, "full", True),
+    "fsdp-grad-op/gpt-1.3b-dp16-b8x1-s2048-ckpt": (24, 2048, 16, 2048, 16, 8, 1, True, "grad_op", False),
+}
+
+
+def one(cid, explain=False):
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP, MixedPrecision, ShardingStrategy
+    from torch.distributed.fsdp.wrap import ModuleWrapPolicy
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import measure_holdout as mh
+
+    layers, d, heads, seq, world, mb, accum, ckpt, sharding, mp = CONFIGS[cid]
+    torch.cuda.set_device(0)
+    dist.init_process_group("fake", rank=0, world_size=world, store=FakeStore())
+    mh.set_precision_flags("bf16")
+    with torch.device("cuda"):
+        model = mh.GPT(layers, d, heads, seq, ckpt, True)
+    params = mh.n_params(model)
+    dev = torch.device("cuda", 0)
+    fsdp = FSDP(model, auto_wrap_policy=ModuleWrapPolicy({mh.Block}), device_id=dev, use_orig_params=True,
+                sharding_strategy=ShardingStrategy.FULL_SHARD if sharding == "full" else ShardingStrategy.SHARD_GRAD_OP,
+                mixed_precision=MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16) if mp else None)
+    fsdp.train()
+    opt = torch.optim.AdamW(fsdp.parameters(), lr=1e-4, fused=True)
+    x = torch.randint(0, mh.VOCAB, (mb, seq), device=dev)
+    y = torch.randint(0, mh.VOCAB, (mb, seq), device=dev)
+    ctx = torch.autocast("cuda", dtype=torch.bfloat16) if not mp else torch.autocast("cuda", enabled=False)
+
+    def step():
+        for _ in range(accum):
+            with ctx:
+                loss = fsdp(x, y) / accum
+            loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    resident = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    for _ in range(2):
+        step()
+    torch.cuda.synchronize()
+    peak_gib = round(torch.cuda.max_memory_allocated() / GIB, 3)
+    at_peak = what_is_live_at_peak(torch, step) if explain else None
+    return {"kind": "memory", "id": cid, "model": "gpt", "layers": layers, "d_model": d, "heads": heads, "seq": seq,
+            "params": params, "vocab": mh.VOCAB, "tied_embeddings": True, "world_size": world, "batch": mb,
+            "grad_accum": accum, "activation_checkpointing": ckpt, "optimizer": "adamw-fused",
+            "precision": "bf16", "autocast": not mp, "fsdp_mixed_precision": mp,
+            "sharding": {"full": "FULL_SHARD", "grad_op": "SHARD_GRAD_OP"}[sharding],
+            "backend": "fake (one rank, no data moved)",
+            "max_memory_allocated_gib": peak_gib,
+            "allocated_between_steps_gib": round(resident / GIB, 3),
+            "max_memory_reserved_gib": round(torch.cuda.max_memory_reserved() / GIB, 3),
+            "device": torch.cuda.get_device_name(), "torch": torch.__version__,
+            **({"live_at_peak": at_peak} if at_peak else {})}
+
+
+def what_is_live_at_peak(torch, step):
+    """One more step under the allocator's history: replay its allocations, take the moment the allocated bytes
+    peak, and group the blocks allocated during the step that are live then by the code that allocated them."""
+    base = torch.cuda.memory_allocated()
+    torch.cuda.memory._record_memory_history(max_entries=2_000_000, stacks="python")
+    step()
+    torch.cuda.synchronize()
+    snap = torch.cuda.memory._snapshot()
+    torch.cuda.memory._record_memory_history(enabled=None)
+    live, cur, peak, peak_live = {}, 0, 0, {}
+    for e in snap["device_traces"][0]:
+        if e["action"] == "alloc":
+            live[e["addr"]] = e
+            cur += e["size"]
+            if cur > peak:
+                peak, peak_live = cur, dict(live)
+        elif e["action"] == "free_completed" and e["addr"] in live:
+            cur -= live.pop(e["addr"])["size"]
+    groups = {}
+    for e in peak_live.values():
+        frames = [f for f in e.get("frames", []) if f.get("filename") and "python" not in f["filename"].split("/")[-1]]
+        where = next((f for f in frames if "/torch/" in f["filename"]), frames[0] if frames else {"filename": "?", "name": "?"})
+        mine = next((f for f in frames if "measure_" in f["filename"]), {"name": "?", "line": 0})
+        key = f"{where['filename'].split('/torch/')[-1]}:{where['name']} <- {mine['name']}:{mine['line']}"
+        g = groups.setdefault(key, [0, 0])
+        g[0] += 1
+        g[1] += e["size"]
+    rows = sorted(groups.items(), key=lambda kv: -kv[1][1])
+    return {"allocated_before_step_gib": round(base / GIB, 3), "step_peak_above_before_gib": round(peak / GIB, 3),
+            "groups": [{"where": k, "blocks": n, "gib": round(b / GIB, 3)} for k, (n, b) in rows[:14]]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--only")
+    ap.add_argument("--explain", action="store_true",
+                    help="also replay one step's allocations and group what is live at its peak by allocating code")
+    ap.add_argument("--one", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.one:
+        print(json.dumps(one(a.one, a.explain)))
+        return
+    ids = a.only.split(",") if a.only else list(CONFIGS)
+    with open(a.out, "w") as f:
+        for cid in ids:
+            r = subprocess.run([sys.executable, __file__, "--out", a.out, "--one", cid] + (["--explain"] if a.explain else []), capture_output=True, text=True)
+            if r.returncode != 0:
+                tail = r.stderr.strip().splitlines()[-3:] if r.stderr.strip() else [str(r.returncode)]
+                print(f"{cid}: failed: {' | '.join(tail)}", flush=True)
+                continue
+            line = r.stdout.strip().splitlines()[-1]
+            print(line, flush=True)
+            f.write(line + "\n")
+            f.flush()
+
+
+if __name__ == "__main__":
+    main()
