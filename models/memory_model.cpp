@@ -31,7 +31,7 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   // FSDP (FULL_SHARD, one unit per block) holds during backward the unit it computes, the next one it has
   // prefetched (BACKWARD_PRE) and the computed unit's unsharded gradient before its reduce-scatter, all fp32 as
   // the parameters are, and keeps the root unit (embeddings, final norm, head) unsharded from forward to the end
-  // of backward. Measured on an H100 with PyTorch's fake process group (tools/measure_fsdp_memory.py): GPT-6.7B
+  // of backward. Measured on an H100 with PyTorch's fake process group (tools/measure_dp_memory.py): GPT-6.7B
   // at dp 32 was 2.2-3.4 GiB over the prediction without these, GPT-1.3B at dp 16 0.6-0.8 GiB.
   if (shards_weights(par.strategy) && P > 0) {
     const double tp = std::max(1, par.tp);  // a stage holds whole blocks, each split over tp
@@ -52,18 +52,27 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   m.outputs_alive = step.logits_kept ? ops.outputs_alive : Bytes(0);
   m.backward_tail = ops.backward_tail;
   m.workspace = mc.workspace;
-  const Bytes resident = m.weights + m.optimizer_states + m.workspace + m.gathered;
+  // DDP's reducer (also under ZeRO-1, which PyTorch runs inside DDP) allocates its all-reduce buckets, one fp32
+  // copy of every gradient, when the model is wrapped, and keeps them; with gradient_as_bucket_view the gradients
+  // are those buckets ("the saved memory size will be equal to the total gradients size", PyTorch's DDP
+  // documentation). Measured on an H100 with the fake process group: GPT-1.3B at dp 8 held 19.64 GiB between steps
+  // (W 4.89 + S 9.79 + buckets 4.89), and its peak was 4.9 GiB above the one-GPU step's.
+  const bool reducer = (par.strategy == DataParallel::ddp || par.strategy == DataParallel::zero1) && par.dp > 1;
+  m.grad_buckets = Bytes(reducer ? 4.0 * P : 0.0);
+  const Bytes grads_beyond_buckets = reducer && par.gradient_as_bucket_view ? Bytes(0) : m.grads;
+  const Bytes resident = m.weights + m.optimizer_states + m.workspace + m.gathered + m.grad_buckets;
   // Within backward, a single micro-batch's unsharded gradients grow as its activations are freed
   // (StepOps::backward_walk_peak); with accumulation the gradients are all there from the start.
   const bool walk = step.grad_accum == 1 && !shards_grads(par.strategy) && ops.backward_walk_peak > ops.activations;
   const Bytes saved =
       walk ? ops.backward_walk_peak * in_flight / static_cast<double>(std::max(1, par.tp)) : m.activations;
-  const Bytes start_bwd = resident + (step.grad_accum > 1 ? m.grads : Bytes(0)) + m.autocast_copies + saved +
+  const Bytes accumulated = step.grad_accum > 1 ? grads_beyond_buckets : Bytes(0);
+  const Bytes start_bwd = resident + accumulated + m.autocast_copies + saved +
                           std::max(m.loss_transient, m.backward_transient) + m.outputs_alive;
-  const Bytes end_bwd = resident + m.grads + m.outputs_alive + m.backward_tail;
+  const Bytes end_bwd = resident + grads_beyond_buckets + m.outputs_alive + m.backward_tail;
   m.peak_device = std::max(start_bwd, end_bwd);
   m.peak_at = start_bwd >= end_bwd ? "start of backward" : "end of backward";
-  m.peak_allocated = step.cuda_graphs ? resident + m.grads + m.backward_tail : m.peak_device;
+  m.peak_allocated = step.cuda_graphs ? resident + grads_beyond_buckets + m.backward_tail : m.peak_device;
   m.capacity = device_memory - (context.value() > 0 ? context : mc.context_default);
   m.largest_tensor = ops.largest_tensor / static_cast<double>(std::max(1, par.tp));
   m.needed = m.peak_device + m.largest_tensor * mc.largest_block_share + mc.reserve;

@@ -41,6 +41,7 @@ struct MemoryConstants {
 struct MemoryPrediction {
   Bytes weights, grads, optimizer_states, autocast_copies;
   Bytes gathered;        // FSDP / ZeRO-3: unsharded units held while computing (0 for other strategies)
+  Bytes grad_buckets;    // DDP / ZeRO-1 with dp > 1: the reducer's fp32 all-reduce buckets (4 bytes per parameter)
   Bytes activations, loss_transient, backward_transient, outputs_alive, backward_tail, workspace;
   Bytes largest_tensor;  // StepOps::largest_tensor
   Bytes peak_allocated;  // comparable with torch.cuda.max_memory_allocated

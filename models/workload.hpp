@@ -40,6 +40,9 @@ struct ParallelConfig {
   int tp = 1;                   // tensor-parallel size
   int pp = 1;                   // pipeline-parallel stages
   DataParallel strategy = DataParallel::ddp;
+  // DDP's gradient_as_bucket_view: the gradients are views into the reducer's all-reduce buckets instead of a
+  // second fp32 copy of them (PyTorch DistributedDataParallel; default false).
+  bool gradient_as_bucket_view = false;
 };
 
 const char* to_string(Precision p);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Peak memory of one rank of a sharded (FSDP) training step, measured on one GPU with PyTorch's fake process group.
+"""Peak memory of one data-parallel rank (FSDP, DDP, ZeRO-1), measured on one GPU with PyTorch's fake process group.
 
 gpuplan's memory model divides weights, gradients and optimizer states over the data-parallel ranks for FSDP and
 ZeRO-3, but a rank also holds the layers it has gathered: the unit it computes and the one it prefetches, and in
@@ -7,7 +7,10 @@ backward that unit's unsharded gradient before the reduce-scatter. No multi-GPU 
 PyTorch's "fake" backend (torch.testing._internal.distributed.fake_pg, used by PyTorch's own FSDP tests) lets one
 process act as rank 0 of a world of any size: every collective returns at once with its output allocated and
 unfilled, so the rank's allocations (shards, gathered units, reduce-scatter buffers, activations) are the real
-ones while no data moves. Times are therefore meaningless here; memory is what this measures.
+ones while no data moves. Times are therefore meaningless here; memory is what this measures. DDP's reducer, by
+PyTorch's documentation of `gradient_as_bucket_view`, keeps its communication buckets besides the gradients (the
+saving of that option "will be equal to the total gradients size"); the DDP rows measure that, with and without the
+option, and ZeroRedundancyOptimizer (ZeRO-1) under DDP.
 
 Each configuration runs in a fresh process: GPT as in tools/measure_holdout.py (built on the GPU, then sharded unit by unit;
 the peak is taken after warm-up, so the unsharded construction does not count), one FSDP unit per transformer block plus the root (embeddings, final norm, head),
@@ -20,9 +23,10 @@ torch.cuda.max_memory_allocated over two steps.
 and groups what is live at the peak by the code that allocated it; with activation checkpointing PyTorch 2.11's
 backward fails under that recording, so use it on steps without checkpointing.
 
-usage: python3 tools/measure_fsdp_memory.py --out FILE.jsonl [--only ID[,ID...]] [--explain]
+usage: python3 tools/measure_dp_memory.py --out FILE.jsonl [--only ID[,ID...]|--prefix P] [--explain]
 """
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -41,6 +45,12 @@ CONFIGS = {
     "fsdp/gpt-1.3b-dp16-b8x1-s2048": (24, 2048, 16, 2048, 16, 8, 1, False, "full", False),
     "fsdp/gpt-6.7b-dp32-b2x8-s1024-ckpt-mp": (32, 4096, 32, 1024, 32, 2, 8, True, "full", True),
     "fsdp-grad-op/gpt-1.3b-dp16-b8x1-s2048-ckpt": (24, 2048, 16, 2048, 16, 8, 1, True, "grad_op", False),
+    "ddp/gpt-350m-dp8-b8x1-s1024": (24, 1024, 16, 1024, 8, 8, 1, False, "ddp", False),
+    "ddp/gpt-1.3b-dp8-b8x1-s1024": (24, 2048, 16, 1024, 8, 8, 1, False, "ddp", False),
+    "ddp/gpt-1.3b-dp8-b8x1-s1024-ckpt": (24, 2048, 16, 1024, 8, 8, 1, True, "ddp", False),
+    "ddp/gpt-1.3b-dp8-b4x4-s1024-ckpt": (24, 2048, 16, 1024, 8, 4, 4, True, "ddp", False),
+    "ddp-bucket-view/gpt-1.3b-dp8-b8x1-s1024-ckpt": (24, 2048, 16, 1024, 8, 8, 1, True, "ddp-view", False),
+    "zero1/gpt-1.3b-dp8-b8x1-s1024-ckpt": (24, 2048, 16, 1024, 8, 8, 1, True, "zero1", False),
 }
 
 
@@ -61,6 +71,8 @@ def one(cid, explain=False):
         model = mh.GPT(layers, d, heads, seq, ckpt, True)
     params = mh.n_params(model)
     dev = torch.device("cuda", 0)
+    if sharding in ("ddp", "ddp-view", "zero1"):
+        return one_ddp(torch, dist, mh, cid, model, params, dev)
     fsdp = FSDP(model, auto_wrap_policy=ModuleWrapPolicy({mh.Block}), device_id=dev, use_orig_params=True,
                 sharding_strategy=ShardingStrategy.FULL_SHARD if sharding == "full" else ShardingStrategy.SHARD_GRAD_OP,
                 mixed_precision=MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16) if mp else None)
@@ -101,6 +113,60 @@ def one(cid, explain=False):
             **({"live_at_peak": at_peak} if at_peak else {})}
 
 
+def one_ddp(torch, dist, mh, cid, model, params, dev):
+    """DDP (25 MiB buckets, PyTorch's default) with fused AdamW, or ZeroRedundancyOptimizer over fused AdamW."""
+    import torch.nn.parallel.distributed as ddp_mod
+    from torch.distributed.optim import ZeroRedundancyOptimizer
+    layers, d, heads, seq, world, mb, accum, ckpt, sharding, _ = CONFIGS[cid]
+    # The shape check all-gathers every rank's parameter shapes; the fake group returns them unfilled.
+    ddp_mod._verify_param_shape_across_processes = lambda *a, **k: None
+    net = ddp_mod.DistributedDataParallel(model, device_ids=[0], gradient_as_bucket_view=(sharding == "ddp-view"))
+
+    # The fake group's all-reduce completes with no result, which the reducer refuses; this hook stands in for it,
+    # returning the bucket's own buffer as NCCL's in-place all-reduce does (no memory added or taken away).
+    def in_place_hook(_state, bucket):
+        fut = torch.futures.Future()
+        fut.set_result(bucket.buffer())
+        return fut
+
+    net.register_comm_hook(None, in_place_hook)
+    if sharding == "zero1":
+        opt = ZeroRedundancyOptimizer(net.parameters(), optimizer_class=torch.optim.AdamW, lr=1e-4, fused=True)
+    else:
+        opt = torch.optim.AdamW(net.parameters(), lr=1e-4, fused=True)
+    x = torch.randint(0, mh.VOCAB, (mb, seq), device=dev)
+    y = torch.randint(0, mh.VOCAB, (mb, seq), device=dev)
+
+    def step():
+        for i in range(accum):  # gradients all-reduced on the last micro-batch only (no_sync before it)
+            with contextlib.nullcontext() if i == accum - 1 else net.no_sync():
+                with torch.autocast("cuda", dtype=torch.bfloat16):
+                    loss = net(x, y) / accum
+                loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    resident = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    for _ in range(2):
+        step()
+    torch.cuda.synchronize()
+    return {"kind": "memory", "id": cid, "model": "gpt", "layers": layers, "d_model": d, "heads": heads, "seq": seq,
+            "params": params, "vocab": mh.VOCAB, "tied_embeddings": True, "world_size": world, "batch": mb,
+            "grad_accum": accum, "activation_checkpointing": ckpt, "optimizer": "adamw-fused",
+            "precision": "bf16", "autocast": True, "fsdp_mixed_precision": False,
+            "strategy": {"ddp": "ddp", "ddp-view": "ddp", "zero1": "zero1"}[sharding],
+            "gradient_as_bucket_view": sharding == "ddp-view", "bucket_cap_mb": 25,
+            "backend": "fake (one rank, no data moved)",
+            "max_memory_allocated_gib": round(torch.cuda.max_memory_allocated() / GIB, 3),
+            "allocated_between_steps_gib": round(resident / GIB, 3),
+            "max_memory_reserved_gib": round(torch.cuda.max_memory_reserved() / GIB, 3),
+            "device": torch.cuda.get_device_name(), "torch": torch.__version__}
+
+
 def what_is_live_at_peak(torch, step):
     """One more step under the allocator's history: replay its allocations, take the moment the allocated bytes
     peak, and group the blocks allocated during the step that are live then by the code that allocated them."""
@@ -137,6 +203,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--only")
+    ap.add_argument("--prefix", help="only the configurations whose id starts with this (e.g. ddp)")
     ap.add_argument("--explain", action="store_true",
                     help="also replay one step's allocations and group what is live at its peak by allocating code")
     ap.add_argument("--one", help=argparse.SUPPRESS)
@@ -144,7 +211,7 @@ def main():
     if a.one:
         print(json.dumps(one(a.one, a.explain)))
         return
-    ids = a.only.split(",") if a.only else list(CONFIGS)
+    ids = a.only.split(",") if a.only else [c for c in CONFIGS if c.startswith(a.prefix or "")]
     with open(a.out, "w") as f:
         for cid in ids:
             r = subprocess.run([sys.executable, __file__, "--out", a.out, "--one", cid] + (["--explain"] if a.explain else []), capture_output=True, text=True)
