@@ -23,8 +23,15 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
 // What would shrink a rank's memory that the job does not do yet, in the order of least cost to the step.
 // Empty when the step has nothing left to shrink (micro-batch 1, checkpointing, parameters sharded).
 // When the resident state alone (weights, gradients, optimizer states) exceeds the GPU, only sharding helps.
-std::vector<std::string> memory_remedies(const JobConfig& j, bool state_alone_too_big) {
+std::vector<std::string> memory_remedies(const JobConfig& j, const MemoryPrediction& m, bool state_alone_too_big) {
   std::vector<std::string> r;
+  // DDP's buckets are a second copy of the gradients; as views the gradients are the buckets, at no cost to the
+  // step. That helps where the gradients are part of the peak: accumulating, or a peak at the end of backward.
+  if (m.grad_buckets.value() > 0 && !j.parallel.gradient_as_bucket_view &&
+      (j.step.grad_accum > 1 || m.peak_at == "end of backward"))
+    r.push_back(fmt("set DDP's gradient_as_bucket_view=True (nccl.gradient_as_bucket_view): the gradients become "
+                    "its all-reduce buckets instead of a second %.1f GiB copy",
+                    m.grads.gib()));
   if (!state_alone_too_big && j.step.micro_batch > 1)
     r.push_back("lower micro_batch (raise grad_accum to keep the global batch)");
   if (!state_alone_too_big && !j.step.activation_checkpointing) r.push_back("enable activation checkpointing");
@@ -52,9 +59,9 @@ void memory_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   // limit"): the verdict there is a coin the allocator tosses.
   constexpr double kUncertain = 0.04;
   const double ratio = m.capacity.value() > 0 ? m.needed / m.capacity : 0.0;
-  const Bytes state = m.weights + m.grads + m.optimizer_states + m.autocast_copies;
+  const Bytes state = m.weights + m.grads + m.optimizer_states + m.autocast_copies + m.grad_buckets;
   const bool state_too_big = m.capacity.value() > 0 && state > m.capacity;
-  const std::vector<std::string> ways = memory_remedies(j, state_too_big);
+  const std::vector<std::string> ways = memory_remedies(j, m, state_too_big);
   if (m.fits) {
     if (ratio < 1 - kUncertain) return;
     std::string s = fmt("close to the memory limit: %.1f of %.1f GiB usable per GPU (peak %.1f GiB plus the "

@@ -35,12 +35,13 @@ TEST_CASE("app::evaluate: a precision the GPU cannot compute in is not predicted
 namespace {
 
 // The one configuration of a scenario on one H200 with the given workload and software objects (JSON text).
-gp::JobResult evaluate_one_h200(const std::string& workload, const std::string& software) {
+gp::JobResult evaluate_one_h200(const std::string& workload, const std::string& software, int gpus = 1) {
   gp::app::Diagnostics cat_diags, diags;
   const gp::Catalog cat = gp::app::load_catalogs(std::string(GPUPLAN_SOURCE_DIR) + "/catalogs", {}, cat_diags);
   auto sc = gp::app::load_scenario_text(
       R"({"name": "t", "workload": )" + workload + R"(, "software": )" + software +
-          R"(, "cluster": {"gpu": "h200-sxm", "gpus_per_node": 1, "intra_node": "nvlink4-h100"},
+          R"(, "cluster": {"gpu": "h200-sxm", "gpus_per_node": )" + std::to_string(gpus) + R"(,
+          "intra_node": "nvlink4-h100"},
           "pricing": {"price_per_gpu_hour": 3.0}})",
       "t.json", cat, diags);
   INFO(diags.render());
@@ -353,4 +354,32 @@ TEST_CASE("app::evaluate: a CUDA graph's step holds as much memory as the eager 
   const auto graph_dropped = evaluate_one_h200(gpt, R"({"cuda_graphs": true, "logits_kept": false})");
   CHECK(graph_dropped.memory_per_gpu.gib() == Approx(15.58).epsilon(0.10));
   CHECK(graph_dropped.memory_needed.gib() >= 18.89);
+}
+
+TEST_CASE("app::evaluate: DDP's buckets cost memory on 8 GPUs, and bucket views are advised where they help") {
+  // GPT-1.3B (1,313,722,368 parameters) with fused AdamW: DDP's reducer keeps a fp32 copy of every gradient in its
+  // buckets, 4 bytes a parameter (measured with the fake process group, calibrate/probes/results/
+  // dp-memory-h100-2026-12-07.jsonl). At micro-batch 44 x 4 the gradients are alive from the first micro-batch, so
+  // as bucket views they save the same 4.9 GiB again, which makes the step fit.
+  auto has = [](const gp::JobResult& r, const char* text) {
+    for (const auto& s : r.advice)
+      if (s.find(text) != std::string::npos) return true;
+    return false;
+  };
+  const std::string w = R"({"model": "gpt-1.3b", "micro_batch": 44, "grad_accum": 4, "seq": 1024, "steps": 100,
+      "precision": "bf16"})";
+  const auto one = evaluate_one_h200(w, "{}");
+  const auto ddp = evaluate_one_h200(w, "{}", 8);
+  const auto view = evaluate_one_h200(w, R"({"nccl": {"gradient_as_bucket_view": true}})", 8);
+  const double buckets = 4.0 * 1313722368;
+  CHECK(ddp.memory_per_gpu.value() - one.memory_per_gpu.value() == Approx(buckets));
+  CHECK(view.memory_per_gpu.value() == Approx(one.memory_per_gpu.value()));
+  CHECK_FALSE(ddp.fits);
+  CHECK(has(ddp, "gradient_as_bucket_view"));
+  CHECK(view.fits);
+  CHECK_FALSE(has(view, "gradient_as_bucket_view"));
+  // Without accumulation the peak is at the start of backward, before any gradient: views would not help.
+  const auto b44 = evaluate_one_h200(R"({"model": "gpt-1.3b", "micro_batch": 44, "seq": 1024, "steps": 100,
+      "precision": "bf16"})", "{}", 8);
+  CHECK_FALSE(has(b44, "gradient_as_bucket_view"));
 }
