@@ -15,7 +15,8 @@ option, and ZeroRedundancyOptimizer (ZeRO-1) under DDP.
 Each configuration runs in a fresh process: GPT as in tools/measure_holdout.py (built on the GPU, then sharded unit by unit;
 the peak is taken after warm-up, so the unsharded construction does not count), one FSDP unit per transformer block plus the root (embeddings, final norm, head),
 FullyShardedDataParallel with its defaults (limit_all_gathers, BACKWARD_PRE prefetch, use_orig_params), bf16
-autocast as gpuplan's `precision: bf16` (or FSDP MixedPrecision with --mixed-precision), fused AdamW, gradient
+autocast as gpuplan's `precision: bf16` (ids ending in -mp: FSDP's MixedPrecision with bf16 parameters and
+reductions, or FSDP2's MixedPrecisionPolicy with bf16 parameters and fp32 reductions, instead of autocast), fused AdamW, gradient
 accumulation without no_sync (gradients are reduce-scattered every micro-batch). Three warm-up steps, then
 torch.cuda.max_memory_allocated over two steps.
 
@@ -45,6 +46,16 @@ CONFIGS = {
     "fsdp/gpt-1.3b-dp16-b8x1-s2048": (24, 2048, 16, 2048, 16, 8, 1, False, "full", False),
     "fsdp/gpt-6.7b-dp32-b2x8-s1024-ckpt-mp": (32, 4096, 32, 1024, 32, 2, 8, True, "full", True),
     "fsdp-grad-op/gpt-1.3b-dp16-b8x1-s2048-ckpt": (24, 2048, 16, 2048, 16, 8, 1, True, "grad_op", False),
+    "fsdp/gpt-6.7b-dp32-b2x8-s1024-mp": (32, 4096, 32, 1024, 32, 2, 8, False, "full", True),
+    "fsdp/gpt-6.7b-dp32-b4x4-s1024-ckpt-mp": (32, 4096, 32, 1024, 32, 4, 4, True, "full", True),
+    "fsdp/gpt-6.7b-dp8-b4x1-s1024-ckpt-mp": (32, 4096, 32, 1024, 8, 4, 1, True, "full", True),
+    "fsdp/gpt-1.3b-dp16-b8x1-s2048-ckpt-mp": (24, 2048, 16, 2048, 16, 8, 1, True, "full", True),
+    "fsdp/gpt-1.3b-dp16-b8x1-s2048-mp": (24, 2048, 16, 2048, 16, 8, 1, False, "full", True),
+    "fsdp2/gpt-6.7b-dp32-b2x8-s1024": (32, 4096, 32, 1024, 32, 2, 8, False, "fsdp2", False),
+    "fsdp2/gpt-6.7b-dp32-b2x8-s1024-ckpt": (32, 4096, 32, 1024, 32, 2, 8, True, "fsdp2", False),
+    "fsdp2/gpt-1.3b-dp16-b8x1-s2048-ckpt": (24, 2048, 16, 2048, 16, 8, 1, True, "fsdp2", False),
+    "fsdp2/gpt-6.7b-dp32-b2x8-s1024-ckpt-mp": (32, 4096, 32, 1024, 32, 2, 8, True, "fsdp2", True),
+    "fsdp2/gpt-1.3b-dp16-b8x1-s2048-ckpt-mp": (24, 2048, 16, 2048, 16, 8, 1, True, "fsdp2", True),
     "ddp/gpt-350m-dp8-b8x1-s1024": (24, 1024, 16, 1024, 8, 8, 1, False, "ddp", False),
     "ddp/gpt-1.3b-dp8-b8x1-s1024": (24, 2048, 16, 1024, 8, 8, 1, False, "ddp", False),
     "ddp/gpt-1.3b-dp8-b8x1-s1024-ckpt": (24, 2048, 16, 1024, 8, 8, 1, True, "ddp", False),
@@ -73,9 +84,20 @@ def one(cid, explain=False):
     dev = torch.device("cuda", 0)
     if sharding in ("ddp", "ddp-view", "zero1"):
         return one_ddp(torch, dist, mh, cid, model, params, dev)
-    fsdp = FSDP(model, auto_wrap_policy=ModuleWrapPolicy({mh.Block}), device_id=dev, use_orig_params=True,
-                sharding_strategy=ShardingStrategy.FULL_SHARD if sharding == "full" else ShardingStrategy.SHARD_GRAD_OP,
-                mixed_precision=MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16) if mp else None)
+    if sharding == "fsdp2":  # FSDP2 (torch.distributed.fsdp.fully_shard): per block, then the root
+        from torch.distributed.device_mesh import init_device_mesh
+        from torch.distributed.fsdp import fully_shard
+        mesh = init_device_mesh("cuda", (world,))
+        from torch.distributed.fsdp import MixedPrecisionPolicy
+        policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32) if mp else None
+        kw = {"mesh": mesh, **({"mp_policy": policy} if policy else {})}
+        for blk in model.blocks:
+            fully_shard(blk, **kw)
+        fsdp = fully_shard(model, **kw)
+    else:
+        fsdp = FSDP(model, auto_wrap_policy=ModuleWrapPolicy({mh.Block}), device_id=dev, use_orig_params=True,
+                    sharding_strategy=ShardingStrategy.FULL_SHARD if sharding == "full" else ShardingStrategy.SHARD_GRAD_OP,
+                    mixed_precision=MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16) if mp else None)
     fsdp.train()
     opt = torch.optim.AdamW(fsdp.parameters(), lr=1e-4, fused=True)
     x = torch.randint(0, mh.VOCAB, (mb, seq), device=dev)
@@ -104,7 +126,7 @@ def one(cid, explain=False):
             "params": params, "vocab": mh.VOCAB, "tied_embeddings": True, "world_size": world, "batch": mb,
             "grad_accum": accum, "activation_checkpointing": ckpt, "optimizer": "adamw-fused",
             "precision": "bf16", "autocast": not mp, "fsdp_mixed_precision": mp,
-            "sharding": {"full": "FULL_SHARD", "grad_op": "SHARD_GRAD_OP"}[sharding],
+            "sharding": {"full": "FULL_SHARD", "grad_op": "SHARD_GRAD_OP", "fsdp2": "fully_shard"}[sharding],
             "backend": "fake (one rank, no data moved)",
             "max_memory_allocated_gib": peak_gib,
             "allocated_between_steps_gib": round(resident / GIB, 3),
