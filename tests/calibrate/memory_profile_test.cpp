@@ -219,6 +219,35 @@ StepConfig fsdp_gpt(int layers, int d, int heads, int seq, int batch, int accum,
   return s;
 }
 
+// One rank of tools/measure_dp_memory.py: its GPT step, built as gpuplan builds it.
+struct MeasuredRank {
+  nlohmann::json r;
+  StepConfig step;
+  StepOps ops;
+  ParallelConfig par;
+  double measured_gib = 0;
+};
+
+std::vector<MeasuredRank> measured_ranks(const std::string& file) {
+  std::ifstream in(std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/probes/results/" + file);
+  std::vector<MeasuredRank> out;
+  for (std::string l; std::getline(in, l);) {
+    MeasuredRank m;
+    m.r = nlohmann::json::parse(l);
+    m.step = fsdp_gpt(m.r["layers"], m.r["d_model"], m.r["heads"], m.r["seq"], m.r["batch"], m.r["grad_accum"],
+                      m.r["activation_checkpointing"]);
+    m.ops = build_step_ops(m.step);
+    m.par.dp = m.r["world_size"];
+    m.measured_gib = m.r["max_memory_allocated_gib"].get<double>();
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+double peak_error_pct(const MeasuredRank& m, const MemoryPrediction& p) {
+  return 100.0 * (p.peak_allocated.gib() - m.measured_gib) / m.measured_gib;
+}
+
 }  // namespace
 
 TEST_CASE("calibrate::memory: FSDP's gathered units by hand (GPT-6.7B)", "[calibrate]") {
@@ -254,25 +283,15 @@ TEST_CASE("calibrate::memory: one FSDP rank's peak as torch.cuda measured it (fa
   // the gathered units the checkpointed GPT-6.7B steps were 19-39% under the measurement (8.72 GiB measured, 5.33
   // predicted at b2 x 8). SHARD_GRAD_OP holds the unsharded parameters from forward to the end of backward, as
   // gpuplan's zero2 holds them throughout. FSDP's own MixedPrecision (bf16 parameters) is not modelled: skipped.
-  const std::string src = GPUPLAN_SOURCE_DIR;
-  std::ifstream in(src + "/calibrate/probes/results/fsdp-memory-h100-2026-12-07.jsonl");
-  REQUIRE(in);
   int n = 0;
   double sum = 0;
-  for (std::string l; std::getline(in, l);) {
-    const auto r = nlohmann::json::parse(l);
-    if (r["fsdp_mixed_precision"].get<bool>()) continue;
-    INFO(r["id"].get<std::string>());
-    StepConfig s = fsdp_gpt(r["layers"], r["d_model"], r["heads"], r["seq"], r["batch"], r["grad_accum"],
-                            r["activation_checkpointing"]);
-    const StepOps ops = build_step_ops(s);
-    REQUIRE(ops.params == r["params"].get<double>());
-    ParallelConfig p;
-    p.dp = r["world_size"];
-    p.strategy = r["sharding"] == "FULL_SHARD" ? DataParallel::fsdp : DataParallel::zero2;
-    const auto m = predict_memory_from_ops(ops, s, p, Bytes::gib(80), Bytes::gib(0.5));
-    const double measured = r["max_memory_allocated_gib"].get<double>();
-    const double err = 100.0 * (m.peak_allocated.gib() - measured) / measured;
+  for (MeasuredRank& m : measured_ranks("fsdp-memory-h100-2026-12-07.jsonl")) {
+    if (m.r["fsdp_mixed_precision"].get<bool>()) continue;
+    INFO(m.r["id"].get<std::string>());
+    REQUIRE(m.ops.params == m.r["params"].get<double>());
+    m.par.strategy = m.r["sharding"] == "FULL_SHARD" ? DataParallel::fsdp : DataParallel::zero2;
+    const auto p = predict_memory_from_ops(m.ops, m.step, m.par, Bytes::gib(80), Bytes::gib(0.5));
+    const double err = peak_error_pct(m, p);
     CHECK(std::abs(err) <= 10.0);
     sum += std::abs(err);
     ++n;
@@ -286,29 +305,18 @@ TEST_CASE("calibrate::memory: one DDP rank holds its all-reduce buckets (fake pr
   // rank 0 of 8, DDP with 25 MiB buckets (an in-place hook stands in for the fake group's all-reduce), bf16 autocast,
   // fused AdamW; ZeroRedundancyOptimizer inside DDP for zero1. Between steps GPT-1.3B held 19.64 GiB: W 4.89 +
   // S 9.79 + the buckets 4.89 (4 bytes x 1,313,722,368). Without the buckets the predictions were 8-35% under.
-  const std::string src = GPUPLAN_SOURCE_DIR;
-  std::ifstream in(src + "/calibrate/probes/results/dp-memory-h100-2026-12-07.jsonl");
-  REQUIRE(in);
   int n = 0;
   double sum = 0;
-  for (std::string l; std::getline(in, l);) {
-    const auto r = nlohmann::json::parse(l);
-    INFO(r["id"].get<std::string>());
-    StepConfig s = fsdp_gpt(r["layers"], r["d_model"], r["heads"], r["seq"], r["batch"], r["grad_accum"],
-                            r["activation_checkpointing"]);
-    const StepOps ops = build_step_ops(s);
-    REQUIRE(ops.params == r["params"].get<double>());
-    ParallelConfig p;
-    p.dp = r["world_size"];
-    p.strategy = r["strategy"] == "zero1" ? DataParallel::zero1 : DataParallel::ddp;
-    p.gradient_as_bucket_view = r["gradient_as_bucket_view"].get<bool>();
-    const auto m = predict_memory_from_ops(ops, s, p, Bytes::gib(80), Bytes::gib(0.5));
-    CHECK(m.grad_buckets.value() == 4.0 * ops.params);
-    const Bytes resident_bytes = m.weights + m.optimizer_states + m.grad_buckets + m.workspace;
-    const double resident = resident_bytes.gib();
-    CHECK(resident == Approx(r["allocated_between_steps_gib"].get<double>()).epsilon(0.01));
-    const double measured = r["max_memory_allocated_gib"].get<double>();
-    const double err = 100.0 * (m.peak_allocated.gib() - measured) / measured;
+  for (MeasuredRank& m : measured_ranks("dp-memory-h100-2026-12-07.jsonl")) {
+    INFO(m.r["id"].get<std::string>());
+    REQUIRE(m.ops.params == m.r["params"].get<double>());
+    m.par.strategy = m.r["strategy"] == "zero1" ? DataParallel::zero1 : DataParallel::ddp;
+    m.par.gradient_as_bucket_view = m.r["gradient_as_bucket_view"].get<bool>();
+    const auto p = predict_memory_from_ops(m.ops, m.step, m.par, Bytes::gib(80), Bytes::gib(0.5));
+    CHECK(p.grad_buckets.value() == 4.0 * m.ops.params);
+    const Bytes resident = p.weights + p.optimizer_states + p.grad_buckets + p.workspace;
+    CHECK(resident.gib() == Approx(m.r["allocated_between_steps_gib"].get<double>()).epsilon(0.01));
+    const double err = peak_error_pct(m, p);
     CHECK(std::abs(err) <= 10.0);
     sum += std::abs(err);
     ++n;
