@@ -285,6 +285,7 @@ struct Parser {
           strategy_from(pr.choice("strategy", false, {"ddp", "fsdp", "zero1", "zero2", "zero3"}).value_or("ddp"));
       job.parallel.tp = static_cast<int>(pr.integer("tp", false, 1, 1 << 20).value_or(1));
       job.parallel.pp = static_cast<int>(pr.integer("pp", false, 1, 1 << 20).value_or(1));
+      job.parallel.sequence_parallel = pr.boolean("sequence_parallel", false).value_or(false);
       pr.finish();
     }
     job.step.cuda_graphs = r.boolean("cuda_graphs", false).value_or(false);

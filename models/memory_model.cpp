@@ -46,9 +46,16 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   // model's worth, fewer make that share of it.
   const int pp = std::max(1, par.pp);
   const double in_flight = pp > 1 ? static_cast<double>(std::min(std::max(1, step.grad_accum), pp)) / pp : 1.0;
-  m.activations = ops.activations * in_flight / static_cast<double>(std::max(1, par.tp));
-  m.loss_transient = ops.loss_transient / static_cast<double>(std::max(1, par.tp));
-  m.backward_transient = ops.backward_transient / static_cast<double>(std::max(1, par.tp));
+  // Tensor parallelism splits what each rank saves, but for the LayerNorm and residual tensors every rank holds
+  // whole unless sequence parallelism splits them too (Korthikanti et al. 2022: sbh(10 + 24/t) per layer, and
+  // sbh·34/t with sequence parallelism). The vocabulary-parallel loss is split.
+  const double tpd = std::max(1, par.tp);
+  const auto tp_share = [&](Bytes all, Bytes replicated) {
+    return par.sequence_parallel || tpd == 1 ? all / tpd : replicated + (all - replicated) / tpd;
+  };
+  m.activations = tp_share(ops.activations, ops.activations_tp_replicated) * in_flight;
+  m.loss_transient = ops.loss_transient / tpd;
+  m.backward_transient = tp_share(ops.backward_transient, ops.backward_transient_tp_replicated);
   m.outputs_alive = step.logits_kept ? ops.outputs_alive : Bytes(0);
   m.backward_tail = ops.backward_tail;
   m.workspace = mc.workspace;

@@ -5,7 +5,8 @@
 // SGD 0 bytes/param), each divided over data-parallel ranks by ZeRO stage / FSDP, and over tp*pp. FSDP / ZeRO-3
 // also hold gathered units through forward and backward: 4 bytes x (root + 3 x block) parameters (the block
 // computed, the one prefetched, the computed block's unsharded gradient; the root unit stays gathered). Activations
-// are divided by tp and, with a pipeline, are the first stage's: min(grad_accum, pp) micro-batches of 1/pp of
+// are divided by tp (all but the LayerNorm and residual tensors, unless sequence-parallel) and, with a pipeline,
+// are the first stage's: min(grad_accum, pp) micro-batches of 1/pp of
 // the layers (1F1B).
 // The peak is the larger of two moments (both also hold the library workspace):
 //   start of backward: W + S + [G if accumulating] + [2P autocast weight copies, no checkpointing]

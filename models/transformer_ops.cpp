@@ -159,6 +159,12 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   return 4 * N * d * 2 + a * N * (d + d + ff) + proj_input + 4 * a * N * d + a * N * ff;
 }
 
+// What a block saves that tensor parallelism (Megatron's column / row split of the QKV, projection and MLP
+// linears) does not split: the two LayerNorm inputs (fp32) and their outputs, the inputs of the column-parallel
+// QKV and first MLP linears, which every rank holds whole; q/k/v, the attention output and the MLP's hidden
+// tensors are split by heads or columns. Of the 36 bytes per token and width a block saves under autocast, 12.
+double replicated_under_tp(double N, double d, Precision p) { return 2 * 4 * N * d + 2 * activation_bytes(p) * N * d; }
+
 // Cross-entropy over `classes` in fp32 on `rows` rows. Under autocast the 16-bit logits are cast to fp32
 // first. log_softmax over a long row reads it three times (max, sum, write); its backward twice.
 void add_cross_entropy(std::vector<Op>& ops, double rows, double classes, Precision p) {
@@ -231,6 +237,10 @@ StepOps build_gpt_ops(const StepConfig& step) {
   const bool ckpt = step.activation_checkpointing;
   const double saved_layers = ckpt ? t.layers * 4 * N * d : t.layers * per_layer_saved;
   out.activations = Bytes(saved_layers + 4 * N * d /*lnf input*/ + a * N * d /*head input*/);
+  const double layer_replicated = replicated_under_tp(N, d, p);
+  out.activations_tp_replicated =
+      Bytes((ckpt ? t.layers * 4 * N * d : t.layers * layer_replicated) + 4 * N * d + a * N * d);
+  out.backward_transient_tp_replicated = Bytes(ckpt ? layer_replicated : 0.0);
   const double logit_elem = is_autocast(p) ? 2.0 : 4.0;
   // At the start of backward: logits (kept by the loop), log_softmax output, its grad and nll's grad.
   out.loss_transient = Bytes((4 + 4 + 4) * N * V);
@@ -289,6 +299,10 @@ StepOps build_vit_ops(const StepConfig& step) {
   const bool ckpt = step.activation_checkpointing;  // as build_gpt_ops: the recomputed block is a backward transient
   const double saved_layers = ckpt ? t.layers * 4 * N * d : t.layers * per_layer_saved;
   out.activations = Bytes(saved_layers + a * b * pix + 4 * N * d);
+  const double layer_replicated = replicated_under_tp(N, d, p);
+  out.activations_tp_replicated =
+      Bytes((ckpt ? t.layers * 4 * N * d : t.layers * layer_replicated) + a * b * pix + 4 * N * d);
+  out.backward_transient_tp_replicated = Bytes(ckpt ? layer_replicated : 0.0);
   out.backward_transient = Bytes(2 * a * N * ff + (ckpt ? per_layer_saved : 0.0));
   out.largest_tensor = Bytes(a * N * std::max(ff, 3 * d));
   return out;

@@ -43,6 +43,9 @@ struct ParallelConfig {
   // DDP's gradient_as_bucket_view: the gradients are views into the reducer's all-reduce buckets instead of a
   // second fp32 copy of them (PyTorch DistributedDataParallel; default false).
   bool gradient_as_bucket_view = false;
+  // Megatron's sequence parallelism: with tp > 1 the LayerNorm and residual activations are split over the
+  // tensor-parallel ranks too (the all-reduces become reduce-scatter + all-gather of the same volume).
+  bool sequence_parallel = false;
 };
 
 const char* to_string(Precision p);

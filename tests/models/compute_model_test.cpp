@@ -226,12 +226,38 @@ TEST_CASE("models::memory: a 1F1B pipeline's first stage holds min(micro-batches
   // Weights, gradients and AdamW states: 16 bytes per parameter over the 4 stages.
   const auto one = predict_memory_from_ops(ops, s, p, Bytes::gb(141), Bytes::gib(0.5));
   CHECK((one.weights + one.grads + one.optimizer_states).value() == Approx(16.0 * ops.params / 4));
-  // Tensor parallelism divides them further.
+  // Tensor parallelism with sequence parallelism divides them further; without it, a checkpointed block's saved
+  // input (the residual stream) is whole on every tensor-parallel rank.
   p.tp = 2;
   StepConfig s2 = s;
   s2.grad_accum = 2;
   CHECK(predict_memory_from_ops(ops, s2, p, Bytes::gb(141), Bytes::gib(0.5)).activations.value() ==
+        Approx(whole * 0.5));
+  p.sequence_parallel = true;
+  CHECK(predict_memory_from_ops(ops, s2, p, Bytes::gb(141), Bytes::gib(0.5)).activations.value() ==
         Approx(whole * 0.5 / 2));
+}
+
+TEST_CASE("models::memory: tensor parallelism leaves LayerNorm activations whole unless sequence-parallel",
+          "[models]") {
+  // A GPT block saves 36 bytes per token and width under autocast: LayerNorm inputs 2 x 4 (fp32), their outputs
+  // 2 x 2 (the column-parallel QKV and first MLP inputs), q/k/v and the attention output 4 x 2, the GELU input and
+  // output 2 x 8. Tensor parallelism splits all but the first 12; the final LayerNorm's input (4) and the head's
+  // input (2) stay whole too. With t = 8 and L layers: N d (12 L + 6) + N d 24 L / 8; sequence parallelism splits
+  // all: N d (36 L + 6) / 8. Korthikanti et al. 2022 (arXiv:2205.05198, eq. 2-4; flash attention drops their
+  // 5as/h term): sbh(10 + 24/t) and sbh 34/t, whose 10 are 16-bit LayerNorm inputs and dropout masks.
+  StepConfig s = gpt(24, 2048, 1024, 8);
+  const StepOps ops = build_step_ops(s);
+  const double N = 8.0 * 1024, d = 2048, L = 24;
+  REQUIRE(ops.activations.value() == Approx(N * d * (36 * L + 6)));
+  ParallelConfig p;
+  p.tp = 8;
+  const auto m = predict_memory_from_ops(ops, s, p, Bytes::gb(141), Bytes::gib(0.5));
+  CHECK(m.activations.value() == Approx(N * d * (12 * L + 6) + N * d * 24 * L / 8));
+  p.sequence_parallel = true;
+  const auto sp = predict_memory_from_ops(ops, s, p, Bytes::gb(141), Bytes::gib(0.5));
+  CHECK(sp.activations.value() == Approx(N * d * (36 * L + 6) / 8));
+  // A rank keeps 15/36 = 0.417 of a layer's activations at t = 8, the paper 13/34 = 0.382; before, 1/8.
 }
 
 TEST_CASE("models::memory: out of memory when peak plus a share of the largest tensor plus a reserve exceeds capacity",
