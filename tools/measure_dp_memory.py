@@ -12,11 +12,12 @@ PyTorch's documentation of `gradient_as_bucket_view`, keeps its communication bu
 saving of that option "will be equal to the total gradients size"); the DDP rows measure that, with and without the
 option, and ZeroRedundancyOptimizer (ZeRO-1) under DDP.
 
-Each configuration runs in a fresh process: GPT as in tools/measure_holdout.py (built on the GPU, then sharded unit by unit;
-the peak is taken after warm-up, so the unsharded construction does not count), one FSDP unit per transformer block plus the root (embeddings, final norm, head),
-FullyShardedDataParallel with its defaults (limit_all_gathers, BACKWARD_PRE prefetch, use_orig_params), bf16
-autocast as gpuplan's `precision: bf16` (ids ending in -mp: FSDP's MixedPrecision with bf16 parameters and
-reductions, or FSDP2's MixedPrecisionPolicy with bf16 parameters and fp32 reductions, instead of autocast), fused AdamW, gradient
+Each configuration runs in a fresh process: GPT as in tools/measure_holdout.py (built on the GPU, then sharded
+unit by unit; the peak is taken after warm-up, so the unsharded construction does not count), one FSDP unit per
+transformer block plus the root (embeddings, final norm, head), FullyShardedDataParallel with its defaults
+(limit_all_gathers, BACKWARD_PRE prefetch, use_orig_params), bf16 autocast as gpuplan's `precision: bf16` (ids
+ending in -mp: FSDP's MixedPrecision with bf16 parameters and reductions, or FSDP2's MixedPrecisionPolicy with bf16
+parameters and fp32 reductions, instead of autocast), fused AdamW, gradient
 accumulation without no_sync (gradients are reduce-scattered every micro-batch). Three warm-up steps, then
 torch.cuda.max_memory_allocated over two steps.
 
@@ -96,8 +97,10 @@ def one(cid, explain=False):
         fsdp = fully_shard(model, **kw)
     else:
         fsdp = FSDP(model, auto_wrap_policy=ModuleWrapPolicy({mh.Block}), device_id=dev, use_orig_params=True,
-                    sharding_strategy=ShardingStrategy.FULL_SHARD if sharding == "full" else ShardingStrategy.SHARD_GRAD_OP,
-                    mixed_precision=MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16) if mp else None)
+                    sharding_strategy=(ShardingStrategy.FULL_SHARD if sharding == "full"
+                                       else ShardingStrategy.SHARD_GRAD_OP),
+                    mixed_precision=(MixedPrecision(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16)
+                                     if mp else None))
     fsdp.train()
     opt = torch.optim.AdamW(fsdp.parameters(), lr=1e-4, fused=True)
     x = torch.randint(0, mh.VOCAB, (mb, seq), device=dev)
@@ -112,6 +115,17 @@ def one(cid, explain=False):
         opt.step()
         opt.zero_grad(set_to_none=True)
 
+    rec = measured_record(torch, mh, cid, params, step)
+    rec.update({"autocast": not mp, "fsdp_mixed_precision": mp,
+                "sharding": {"full": "FULL_SHARD", "grad_op": "SHARD_GRAD_OP", "fsdp2": "fully_shard"}[sharding]})
+    if explain:
+        rec["live_at_peak"] = what_is_live_at_peak(torch, step)
+    return rec
+
+
+def measured_record(torch, mh, cid, params, step):
+    """Three warm-up steps, then the allocator's figures over two: the record's common fields."""
+    layers, d, heads, seq, world, mb, accum, ckpt, _, _ = CONFIGS[cid]
     for _ in range(3):
         step()
     torch.cuda.synchronize()
@@ -120,26 +134,21 @@ def one(cid, explain=False):
     for _ in range(2):
         step()
     torch.cuda.synchronize()
-    peak_gib = round(torch.cuda.max_memory_allocated() / GIB, 3)
-    at_peak = what_is_live_at_peak(torch, step) if explain else None
     return {"kind": "memory", "id": cid, "model": "gpt", "layers": layers, "d_model": d, "heads": heads, "seq": seq,
             "params": params, "vocab": mh.VOCAB, "tied_embeddings": True, "world_size": world, "batch": mb,
-            "grad_accum": accum, "activation_checkpointing": ckpt, "optimizer": "adamw-fused",
-            "precision": "bf16", "autocast": not mp, "fsdp_mixed_precision": mp,
-            "sharding": {"full": "FULL_SHARD", "grad_op": "SHARD_GRAD_OP", "fsdp2": "fully_shard"}[sharding],
+            "grad_accum": accum, "activation_checkpointing": ckpt, "optimizer": "adamw-fused", "precision": "bf16",
             "backend": "fake (one rank, no data moved)",
-            "max_memory_allocated_gib": peak_gib,
+            "max_memory_allocated_gib": round(torch.cuda.max_memory_allocated() / GIB, 3),
             "allocated_between_steps_gib": round(resident / GIB, 3),
             "max_memory_reserved_gib": round(torch.cuda.max_memory_reserved() / GIB, 3),
-            "device": torch.cuda.get_device_name(), "torch": torch.__version__,
-            **({"live_at_peak": at_peak} if at_peak else {})}
+            "device": torch.cuda.get_device_name(), "torch": torch.__version__}
 
 
 def one_ddp(torch, dist, mh, cid, model, params, dev):
     """DDP (25 MiB buckets, PyTorch's default) with fused AdamW, or ZeroRedundancyOptimizer over fused AdamW."""
     import torch.nn.parallel.distributed as ddp_mod
     from torch.distributed.optim import ZeroRedundancyOptimizer
-    layers, d, heads, seq, world, mb, accum, ckpt, sharding, _ = CONFIGS[cid]
+    _, _, _, seq, _, mb, accum, _, sharding, _ = CONFIGS[cid]
     # The shape check all-gathers every rank's parameter shapes; the fake group returns them unfilled.
     ddp_mod._verify_param_shape_across_processes = lambda *a, **k: None
     net = ddp_mod.DistributedDataParallel(model, device_ids=[0], gradient_as_bucket_view=(sharding == "ddp-view"))
@@ -168,25 +177,11 @@ def one_ddp(torch, dist, mh, cid, model, params, dev):
         opt.step()
         opt.zero_grad(set_to_none=True)
 
-    for _ in range(3):
-        step()
-    torch.cuda.synchronize()
-    resident = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    for _ in range(2):
-        step()
-    torch.cuda.synchronize()
-    return {"kind": "memory", "id": cid, "model": "gpt", "layers": layers, "d_model": d, "heads": heads, "seq": seq,
-            "params": params, "vocab": mh.VOCAB, "tied_embeddings": True, "world_size": world, "batch": mb,
-            "grad_accum": accum, "activation_checkpointing": ckpt, "optimizer": "adamw-fused",
-            "precision": "bf16", "autocast": True, "fsdp_mixed_precision": False,
-            "strategy": {"ddp": "ddp", "ddp-view": "ddp", "zero1": "zero1"}[sharding],
-            "gradient_as_bucket_view": sharding == "ddp-view", "bucket_cap_mb": 25,
-            "backend": "fake (one rank, no data moved)",
-            "max_memory_allocated_gib": round(torch.cuda.max_memory_allocated() / GIB, 3),
-            "allocated_between_steps_gib": round(resident / GIB, 3),
-            "max_memory_reserved_gib": round(torch.cuda.max_memory_reserved() / GIB, 3),
-            "device": torch.cuda.get_device_name(), "torch": torch.__version__}
+    rec = measured_record(torch, mh, cid, params, step)
+    rec.update({"autocast": True, "fsdp_mixed_precision": False,
+                "strategy": {"ddp": "ddp", "ddp-view": "ddp", "zero1": "zero1"}[sharding],
+                "gradient_as_bucket_view": sharding == "ddp-view", "bucket_cap_mb": 25})
+    return rec
 
 
 def what_is_live_at_peak(torch, step):
@@ -210,7 +205,8 @@ def what_is_live_at_peak(torch, step):
     groups = {}
     for e in peak_live.values():
         frames = [f for f in e.get("frames", []) if f.get("filename") and "python" not in f["filename"].split("/")[-1]]
-        where = next((f for f in frames if "/torch/" in f["filename"]), frames[0] if frames else {"filename": "?", "name": "?"})
+        unknown = {"filename": "?", "name": "?"}
+        where = next((f for f in frames if "/torch/" in f["filename"]), frames[0] if frames else unknown)
         mine = next((f for f in frames if "measure_" in f["filename"]), {"name": "?", "line": 0})
         key = f"{where['filename'].split('/torch/')[-1]}:{where['name']} <- {mine['name']}:{mine['line']}"
         g = groups.setdefault(key, [0, 0])
@@ -236,7 +232,8 @@ def main():
     ids = a.only.split(",") if a.only else [c for c in CONFIGS if c.startswith(a.prefix or "")]
     with open(a.out, "w") as f:
         for cid in ids:
-            r = subprocess.run([sys.executable, __file__, "--out", a.out, "--one", cid] + (["--explain"] if a.explain else []), capture_output=True, text=True)
+            cmd = [sys.executable, __file__, "--out", a.out, "--one", cid] + (["--explain"] if a.explain else [])
+            r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 tail = r.stderr.strip().splitlines()[-3:] if r.stderr.strip() else [str(r.returncode)]
                 print(f"{cid}: failed: {' | '.join(tail)}", flush=True)

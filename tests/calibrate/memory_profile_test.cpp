@@ -13,6 +13,7 @@
 #include "calibrate/reference_runs.hpp"
 #include "models/step_ops.hpp"
 #include "models/vision_ops.hpp"
+#include "tests/support/gpt_step.hpp"
 
 using namespace gp;
 using namespace gp::calibrate;
@@ -205,14 +206,7 @@ TEST_CASE("calibrate::memory: held-out set 17 at the memory limit, measured afte
 namespace {
 
 StepConfig fsdp_gpt(int layers, int d, int heads, int seq, int batch, int accum, bool ckpt) {
-  StepConfig s;
-  s.model.id = "gpt-test";
-  s.model.family = ModelFamily::gpt;
-  s.model.dims.layers = layers;
-  s.model.dims.d_model = d;
-  s.model.dims.heads = heads;
-  s.model.dims.seq = seq;
-  s.micro_batch = batch;
+  StepConfig s = test::gpt_step(layers, d, heads, seq, batch);
   s.grad_accum = accum;
   s.activation_checkpointing = ckpt;
   s.logits_kept = false;  // tools/measure_holdout.py's GPT returns only the loss

@@ -10,21 +10,14 @@
 #include "models/step_ops.hpp"
 #include "models/swin_ops.hpp"
 #include "models/vision_ops.hpp"
+#include "tests/support/gpt_step.hpp"
 
 using namespace gp;
 
 namespace {
 
 StepConfig gpt(int layers, int d, int heads, int seq, int batch) {
-  StepConfig s;
-  s.model.id = "gpt";
-  s.model.family = ModelFamily::gpt;
-  s.model.dims.layers = layers;
-  s.model.dims.d_model = d;
-  s.model.dims.heads = heads;
-  s.model.dims.seq = seq;
-  s.micro_batch = batch;
-  return s;
+  return test::gpt_step(layers, d, heads, seq, batch);
 }
 
 StepConfig cnn(const std::string& id) {
