@@ -103,6 +103,8 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
   r.memory_per_gpu = mem.peak_device;
   r.memory_capacity = mem.capacity;
   r.memory_needed = mem.needed;
+  r.memory_parts = mem.at_peak;
+  r.memory_peak_at = mem.peak_at;
   r.fits = mem.fits;
   r.bottleneck = bottleneck_of(pred, in, st, mem.fits);
   r.price_per_hour = cluster_price_per_hour(job);

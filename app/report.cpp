@@ -319,6 +319,18 @@ json config_json(const ConfigOutcome& c) {
   j["memory_gib_per_gpu"] = r.memory_per_gpu.gib();
   j["memory_capacity_gib"] = r.memory_capacity.gib();
   j["memory_needed_gib"] = r.memory_needed.gib();
+  const MemoryParts& mp = r.memory_parts;  // memory_gib_per_gpu part by part (docs/output.md)
+  j["memory_breakdown_gib"] = {{"peak_at", r.memory_peak_at},
+                               {"weights", mp.weights.gib()},
+                               {"gradients", mp.grads.gib()},
+                               {"optimizer_states", mp.optimizer_states.gib()},
+                               {"ddp_buckets", mp.grad_buckets.gib()},
+                               {"fsdp_gathered", mp.gathered.gib()},
+                               {"autocast_copies", mp.autocast_copies.gib()},
+                               {"activations", mp.activations.gib()},
+                               {"transient", mp.transient.gib()},
+                               {"outputs_kept", mp.outputs_alive.gib()},
+                               {"workspace", mp.workspace.gib()}};
   j["fits"] = r.fits;
   j["bottleneck"] = r.bottleneck;
   j["breakdown_s"] = {{"compute", b.compute.value()},         {"dataloader_stall", b.dataloader_stall.value()},
@@ -336,7 +348,7 @@ json config_json(const ConfigOutcome& c) {
                           "time_to_train_p90_h", "cost_p10_usd", "cost_p90_usd", "gpu_busy_frac", "mfu",
                           "memory_gib_per_gpu", "memory_capacity_gib", "memory_needed_gib"})
       j[k] = nullptr;
-    for (auto* part : {&j["breakdown_s"], &j["step_breakdown_s"]})
+    for (auto* part : {&j["breakdown_s"], &j["step_breakdown_s"], &j["memory_breakdown_gib"]})
       for (auto& [k, v] : part->items()) v = nullptr;
   }
   return j;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "models/memory_model.hpp"
 #include "models/units.hpp"
 
 namespace gp {
@@ -39,6 +40,8 @@ struct JobResult {
   Bytes memory_per_gpu;                // predicted peak allocated memory per GPU
   Bytes memory_capacity;               // usable memory per GPU (HBM minus CUDA context)
   Bytes memory_needed;                 // peak + the allocator's headroom (MemoryPrediction::needed); fits if <= capacity
+  MemoryParts memory_parts;            // memory_per_gpu part by part, at its moment:
+  std::string memory_peak_at;          // "start of backward" or "end of backward"
   bool fits = true;
   std::string bottleneck;              // gpu-compute, gpu-memory, launch-overhead, dataloader, communication, ...
   TimeBreakdown breakdown;             // job totals

@@ -74,11 +74,15 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   const Bytes saved =
       walk ? ops.backward_walk_peak * in_flight / static_cast<double>(std::max(1, par.tp)) : m.activations;
   const Bytes accumulated = step.grad_accum > 1 ? grads_beyond_buckets : Bytes(0);
-  const Bytes start_bwd = resident + accumulated + m.autocast_copies + saved +
-                          std::max(m.loss_transient, m.backward_transient) + m.outputs_alive;
-  const Bytes end_bwd = resident + grads_beyond_buckets + m.outputs_alive + m.backward_tail;
+  MemoryParts start{m.weights, accumulated, m.optimizer_states, m.grad_buckets, m.gathered, m.autocast_copies,
+                    saved, std::max(m.loss_transient, m.backward_transient), m.outputs_alive, m.workspace};
+  MemoryParts end{m.weights, grads_beyond_buckets, m.optimizer_states, m.grad_buckets, m.gathered, Bytes(0),
+                  Bytes(0), m.backward_tail, m.outputs_alive, m.workspace};
+  const Bytes start_bwd = start.total();
+  const Bytes end_bwd = end.total();
   m.peak_device = std::max(start_bwd, end_bwd);
   m.peak_at = start_bwd >= end_bwd ? "start of backward" : "end of backward";
+  m.at_peak = start_bwd >= end_bwd ? start : end;
   m.peak_allocated = step.cuda_graphs ? resident + grads_beyond_buckets + m.backward_tail : m.peak_device;
   m.capacity = device_memory - (context.value() > 0 ? context : mc.context_default);
   m.largest_tensor = ops.largest_tensor / static_cast<double>(std::max(1, par.tp));

@@ -39,6 +39,20 @@ struct MemoryConstants {
   Bytes workspace = Bytes::mib(32);         // cuBLAS workspace PyTorch allocates through its allocator (Hopper)
 };
 
+// What the peak moment holds, part by part (they add up to MemoryPrediction::peak_device).
+struct MemoryParts {
+  Bytes weights, grads, optimizer_states;  // grads: those alive at that moment (none at the start of backward
+                                           // without accumulation)
+  Bytes grad_buckets, gathered, autocast_copies;
+  Bytes activations;  // saved for backward (0 at the end of backward)
+  Bytes transient;    // start: the larger of the loss transient and the last block's backward; end: its tail
+  Bytes outputs_alive, workspace;
+  [[nodiscard]] Bytes total() const {
+    return weights + grads + optimizer_states + grad_buckets + gathered + autocast_copies + activations + transient +
+           outputs_alive + workspace;
+  }
+};
+
 struct MemoryPrediction {
   Bytes weights, grads, optimizer_states, autocast_copies;
   Bytes gathered;        // FSDP / ZeRO-3: unsharded units held while computing (0 for other strategies)
@@ -51,6 +65,7 @@ struct MemoryPrediction {
   Bytes needed;          // peak_device + largest_block_share * largest_tensor + reserve
   bool fits = true;      // needed <= capacity
   std::string peak_at;   // "start of backward" or "end of backward"
+  MemoryParts at_peak;   // peak_device, part by part
   std::string not_expressible;
 };
 

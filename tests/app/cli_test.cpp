@@ -1828,3 +1828,37 @@ TEST_CASE("app::cli: calibrate check gives a record the model cannot express no 
   CHECK(row.substr(row.size() - 3) == "-/-");
   fs::remove_all(dir);
 }
+
+TEST_CASE("app::cli: the memory breakdown adds up to the peak, part by part as computed by hand", "[cli]") {
+  const double gib = 1024.0 * 1024 * 1024;
+  for (const char* sc : {"scenarios/gpt-1.3b-memory-limit.json", "scenarios/llm-6.7b-fsdp.json",
+                         "scenarios/quickstart-gpt-350m.json", "scenarios/resnet50-dataloader-workers.json"}) {
+    auto r = gp::test::run_gpuplan(std::string("run ") + sc + " --no-db --format json", true);
+    INFO(sc << "\n" << r.out);
+    REQUIRE(r.code == 0);
+    for (const auto& c : nlohmann::json::parse(r.out)["configs"]) {
+      double sum = 0;
+      for (const auto& [k, v] : c["memory_breakdown_gib"].items())
+        if (k != "peak_at") sum += v.get<double>();
+      CHECK(sum == Approx(c["memory_gib_per_gpu"].get<double>()).epsilon(1e-9));
+    }
+  }
+  // GPT-1.3B (1,313,722,368 parameters) under DDP on 8 GPUs, micro-batch 44, no accumulation: fp32 weights 4 B,
+  // AdamW 8 B and the buckets 4 B a parameter; no gradient exists yet at the start of backward, where it peaks.
+  auto r = gp::test::run_gpuplan("run scenarios/gpt-1.3b-memory-limit.json --no-db --format json", true);
+  const auto b = nlohmann::json::parse(r.out)["configs"][2]["memory_breakdown_gib"];
+  const double P = 1313722368;
+  CHECK(b["peak_at"] == "start of backward");
+  CHECK(b["weights"].get<double>() == Approx(4 * P / gib));
+  CHECK(b["optimizer_states"].get<double>() == Approx(8 * P / gib));
+  CHECK(b["ddp_buckets"].get<double>() == Approx(4 * P / gib));
+  CHECK(b["gradients"].get<double>() == 0.0);
+  CHECK(b["fsdp_gathered"].get<double>() == 0.0);
+  // GPT-6.7B under FSDP on 32 GPUs: the shards are 1/32, and the gathered units 4 B x (root 210,247,680 + 3 blocks
+  // of 201,379,840) parameters.
+  r = gp::test::run_gpuplan("run scenarios/llm-6.7b-fsdp.json --no-db --format json", true);
+  const auto f = nlohmann::json::parse(r.out)["configs"][2]["memory_breakdown_gib"];
+  CHECK(f["weights"].get<double>() == Approx(4 * 6654402560.0 / 32 / gib));
+  CHECK(f["fsdp_gathered"].get<double>() == Approx(4 * (210247680.0 + 3 * 201379840.0) / gib));
+  CHECK(f["ddp_buckets"].get<double>() == 0.0);
+}
