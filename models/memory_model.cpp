@@ -83,6 +83,8 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   m.peak_device = std::max(start_bwd, end_bwd);
   m.peak_at = start_bwd >= end_bwd ? "start of backward" : "end of backward";
   m.at_peak = start_bwd >= end_bwd ? start : end;
+  if (tpd > 1 && !par.sequence_parallel && start_bwd >= end_bwd)
+    m.sequence_parallel_saving = ops.activations_tp_replicated * in_flight * (1.0 - 1.0 / tpd);
   m.peak_allocated = step.cuda_graphs ? resident + grads_beyond_buckets + m.backward_tail : m.peak_device;
   m.capacity = device_memory - (context.value() > 0 ? context : mc.context_default);
   m.largest_tensor = ops.largest_tensor / static_cast<double>(std::max(1, par.tp));

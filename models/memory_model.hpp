@@ -66,6 +66,8 @@ struct MemoryPrediction {
   bool fits = true;      // needed <= capacity
   std::string peak_at;   // "start of backward" or "end of backward"
   MemoryParts at_peak;   // peak_device, part by part
+  // What sequence parallelism would take off the activations at the peak (tp > 1 without it; else 0).
+  Bytes sequence_parallel_saving;
   std::string not_expressible;
 };
 

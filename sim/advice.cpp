@@ -32,6 +32,12 @@ std::vector<std::string> memory_remedies(const JobConfig& j, const MemoryPredict
     r.push_back(fmt("set DDP's gradient_as_bucket_view=True (nccl.gradient_as_bucket_view): the gradients become "
                     "its all-reduce buckets instead of a second %.1f GiB copy",
                     m.grads.gib()));
+  // Sequence parallelism splits the LayerNorm activations each tp rank holds whole, at no extra communication.
+  if (!state_alone_too_big && m.sequence_parallel_saving.value() > 0)
+    r.push_back(fmt("enable sequence parallelism (parallelism.sequence_parallel, Megatron's --sequence-parallel): "
+                    "the LayerNorm activations each of the %.0f tensor-parallel ranks holds whole are split, %.1f "
+                    "GiB less",
+                    static_cast<double>(j.parallel.tp), m.sequence_parallel_saving.gib()));
   if (!state_alone_too_big && j.step.micro_batch > 1)
     r.push_back("lower micro_batch (raise grad_accum to keep the global batch)");
   if (!state_alone_too_big && !j.step.activation_checkpointing) r.push_back("enable activation checkpointing");

@@ -383,3 +383,23 @@ TEST_CASE("app::evaluate: DDP's buckets cost memory on 8 GPUs, and bucket views 
       "precision": "bf16"})", "{}", 8);
   CHECK_FALSE(has(b44, "gradient_as_bucket_view"));
 }
+
+TEST_CASE("app::evaluate: out of memory with tensor parallelism, sequence parallelism is advised with its saving") {
+  // GPT-6.7B (32 layers, d 4096) at micro-batch 64 x 1,024 tokens, tp 8 on one 8-GPU node: each rank holds the
+  // LayerNorm inputs and outputs (12 bytes per token and width a layer) and the final LayerNorm's and head's inputs
+  // (6) whole, N d (12 x 32 + 6) = 390 N d bytes (97.5 GiB), which sequence parallelism would cut to 1/8: 7/8 x 390
+  // x 65,536 x 4,096 bytes = 85.31 GiB less.
+  auto has = [](const gp::JobResult& r, const char* text) {
+    for (const auto& s : r.advice)
+      if (s.find(text) != std::string::npos) return true;
+    return false;
+  };
+  const std::string w = R"({"model": "gpt-6.7b", "micro_batch": 64, "seq": 1024, "steps": 100, "precision": "bf16"})";
+  const auto tp = evaluate_one_h200(w, R"({"parallelism": {"tp": 8}})", 8);
+  REQUIRE_FALSE(tp.fits);
+  CHECK(has(tp, "enable sequence parallelism"));
+  CHECK(has(tp, "85.3 GiB less"));
+  const auto sp = evaluate_one_h200(w, R"({"parallelism": {"tp": 8, "sequence_parallel": true}})", 8);
+  CHECK(tp.memory_per_gpu.value() - sp.memory_per_gpu.value() == Approx(7.0 / 8 * 390 * 65536.0 * 4096));
+  CHECK_FALSE(has(sp, "enable sequence parallelism"));
+}
