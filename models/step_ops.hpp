@@ -126,7 +126,7 @@ struct StepOps {
   Bytes activations;               // saved for backward at the end of forward (checkpointing applied)
   // The part of `activations` (and of `backward_transient`) that tensor parallelism without sequence parallelism
   // leaves whole on every rank: LayerNorm inputs and outputs, the residual stream a checkpointed block saves
-  // (Korthikanti et al. 2022, arXiv:2205.05198, section 4.2: "10" of the per-layer "10 + 24/t"). 0: all of it splits.
+  // (Korthikanti et al. 2022, arXiv:2205.05198: the 10 of their per-layer sbh(10 + 24/t)). 0: all of it splits.
   Bytes activations_tp_replicated;
   Bytes backward_transient_tp_replicated;
   Bytes loss_transient;            // extra live at the loss / start of backward (logits, their grads)

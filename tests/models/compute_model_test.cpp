@@ -244,8 +244,8 @@ TEST_CASE("models::memory: tensor parallelism leaves LayerNorm activations whole
   // 2 x 2 (the column-parallel QKV and first MLP inputs), q/k/v and the attention output 4 x 2, the GELU input and
   // output 2 x 8. Tensor parallelism splits all but the first 12; the final LayerNorm's input (4) and the head's
   // input (2) stay whole too. With t = 8 and L layers: N d (12 L + 6) + N d 24 L / 8; sequence parallelism splits
-  // all: N d (36 L + 6) / 8. Korthikanti et al. 2022 (arXiv:2205.05198, eq. 2-4; flash attention drops their
-  // 5as/h term): sbh(10 + 24/t) and sbh 34/t, whose 10 are 16-bit LayerNorm inputs and dropout masks.
+  // all: N d (36 L + 6) / 8. Korthikanti et al. 2022 (arXiv:2205.05198; flash attention drops their 5as/h term):
+  // sbh(10 + 24/t) and sbh 34/t, whose 10 are 16-bit LayerNorm inputs and dropout masks.
   StepConfig s = gpt(24, 2048, 1024, 8);
   const StepOps ops = build_step_ops(s);
   const double N = 8.0 * 1024, d = 2048, L = 24;
