@@ -33,7 +33,8 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   // the parameters are, and keeps the root unit (embeddings, final norm, head) unsharded from forward to the end
   // of backward. Measured on an H100 with PyTorch's fake process group (tools/measure_dp_memory.py): GPT-6.7B
   // at dp 32 was 2.2-3.4 GiB over the prediction without these, GPT-1.3B at dp 16 0.6-0.8 GiB.
-  if (shards_weights(par.strategy) && P > 0) {
+  // One rank alone keeps its parameters unsharded (FSDP skips the gathers at world size 1).
+  if (shards_weights(par.strategy) && par.dp > 1 && P > 0) {
     const double tp = std::max(1, par.tp);  // a stage holds whole blocks, each split over tp
     const int units = std::max(1, ops.block_params > 0 ? step.model.dims.layers : step.model.layers_hint);
     const double unit = ops.block_params > 0 ? ops.block_params : ops.params / units;

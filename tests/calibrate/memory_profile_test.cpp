@@ -260,6 +260,10 @@ TEST_CASE("calibrate::memory: FSDP's gathered units by hand (GPT-6.7B)", "[calib
   p.strategy = DataParallel::zero3;
   CHECK(predict_memory_from_ops(ops, s, p, Bytes::gib(80), Bytes::gib(0.5)).gathered.value() ==
         Approx(m.gathered.value()));
+  // One rank alone gathers nothing.
+  ParallelConfig alone;
+  alone.strategy = DataParallel::fsdp;
+  CHECK(predict_memory_from_ops(ops, s, alone, Bytes::gib(80), Bytes::gib(0.5)).gathered.value() == 0.0);
   // Tensor parallelism splits each block (and the root) over its ranks.
   p.tp = 2;
   CHECK(predict_memory_from_ops(ops, s, p, Bytes::gib(80), Bytes::gib(0.5)).gathered.value() ==
