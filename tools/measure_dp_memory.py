@@ -10,7 +10,8 @@ unfilled, so the rank's allocations (shards, gathered units, reduce-scatter buff
 ones while no data moves. Times are therefore meaningless here; memory is what this measures. DDP's reducer, by
 PyTorch's documentation of `gradient_as_bucket_view`, keeps its communication buckets besides the gradients (the
 saving of that option "will be equal to the total gradients size"); the DDP rows measure that, with and without the
-option, and ZeroRedundancyOptimizer (ZeRO-1) under DDP.
+option, and ZeroRedundancyOptimizer (ZeRO-1) under DDP. The tp rows (one_tp, not yet run) put the whole world
+into one tensor-parallel group.
 
 Each configuration runs in a fresh process: GPT as in tools/measure_holdout.py (built on the GPU, then sharded
 unit by unit; the peak is taken after warm-up, so the unsharded construction does not count), one FSDP unit per
@@ -57,6 +58,9 @@ CONFIGS = {
     "fsdp2/gpt-1.3b-dp16-b8x1-s2048-ckpt": (24, 2048, 16, 2048, 16, 8, 1, True, "fsdp2", False),
     "fsdp2/gpt-6.7b-dp32-b2x8-s1024-ckpt-mp": (32, 4096, 32, 1024, 32, 2, 8, True, "fsdp2", True),
     "fsdp2/gpt-1.3b-dp16-b8x1-s2048-ckpt-mp": (24, 2048, 16, 2048, 16, 8, 1, True, "fsdp2", True),
+    "tp/gpt-1.3b-tp4-b8x1-s1024": (24, 2048, 16, 1024, 4, 8, 1, False, "tp", False),
+    "tp/gpt-1.3b-tp8-b8x1-s1024": (24, 2048, 16, 1024, 8, 8, 1, False, "tp", False),
+    "tp/gpt-1.3b-tp8-b8x1-s1024-ckpt": (24, 2048, 16, 1024, 8, 8, 1, True, "tp", False),
     "ddp/gpt-350m-dp8-b8x1-s1024": (24, 1024, 16, 1024, 8, 8, 1, False, "ddp", False),
     "ddp/gpt-1.3b-dp8-b8x1-s1024": (24, 2048, 16, 1024, 8, 8, 1, False, "ddp", False),
     "ddp/gpt-1.3b-dp8-b8x1-s1024-ckpt": (24, 2048, 16, 1024, 8, 8, 1, True, "ddp", False),
@@ -80,11 +84,13 @@ def one(cid, explain=False):
     dist.init_process_group("fake", rank=0, world_size=world, store=FakeStore())
     mh.set_precision_flags("bf16")
     with torch.device("cuda"):
-        model = mh.GPT(layers, d, heads, seq, ckpt, True)
+        model = mh.GPT(layers, d, heads, seq, ckpt, sharding != "tp")
     params = mh.n_params(model)
     dev = torch.device("cuda", 0)
     if sharding in ("ddp", "ddp-view", "zero1"):
         return one_ddp(torch, dist, mh, cid, model, params, dev)
+    if sharding == "tp":
+        return one_tp(torch, mh, cid, model, params, dev)
     if sharding == "fsdp2":  # FSDP2 (torch.distributed.fsdp.fully_shard): per block, then the root
         from torch.distributed.device_mesh import init_device_mesh
         from torch.distributed.fsdp import fully_shard
@@ -181,6 +187,57 @@ def one_ddp(torch, dist, mh, cid, model, params, dev):
     rec.update({"autocast": True, "fsdp_mixed_precision": False,
                 "strategy": {"ddp": "ddp", "ddp-view": "ddp", "zero1": "zero1"}[sharding],
                 "gradient_as_bucket_view": sharding == "ddp-view", "bucket_cap_mb": 25})
+    return rec
+
+
+def one_tp(torch, mh, cid, model, params, dev):
+    """Megatron-style tensor parallelism over the whole world with PyTorch's DTensor API, no sequence parallelism:
+    QKV and the first MLP linear column-parallel, the projection and the second MLP linear row-parallel, the head
+    vocabulary-parallel under loss_parallel; LayerNorms and the residual stream replicated. Embeddings untied (a
+    vocabulary-parallel head cannot share the replicated token embedding). The packed QKV output is split in
+    contiguous columns, so a rank's q, k and v are not the model's heads: the shapes and memory are Megatron's,
+    the values are not. Not yet run (written 2026-12-07 when no device was left)."""
+    import torch.nn.functional as F
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, loss_parallel, parallelize_module
+    _, d, heads, seq, world, mb, accum, _, _, _ = CONFIGS[cid]
+    mesh = init_device_mesh("cuda", (world,))
+
+    class TPBlock(mh.Block):
+        def forward(self, x):  # mh.Block's, with the local width and heads of a column-parallel QKV
+            b, t, _ = x.shape
+            qkv = self.qkv(self.ln1(x))
+            c = qkv.shape[-1] // 3
+            q, k, v = (z.view(b, t, c // self.head_dim, self.head_dim).transpose(1, 2) for z in qkv.split(c, dim=2))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(y.transpose(1, 2).contiguous().view(b, t, c))
+            return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+    for blk in model.blocks:
+        blk.__class__ = TPBlock
+        blk.head_dim = d // heads
+        parallelize_module(blk, mesh, {"qkv": ColwiseParallel(), "proj": RowwiseParallel(),
+                                       "fc1": ColwiseParallel(), "fc2": RowwiseParallel()})
+    parallelize_module(model, mesh, {"head": ColwiseParallel(output_layouts=Shard(-1), use_local_output=False)})
+    try:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    except RuntimeError:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+    x = torch.randint(0, mh.VOCAB, (mb, seq), device=dev)
+    y = torch.randint(0, mh.VOCAB, (mb, seq), device=dev)
+
+    def step():
+        for _ in range(accum):
+            with torch.autocast("cuda", dtype=torch.bfloat16), loss_parallel():
+                loss = model(x, y) / accum
+                loss.backward()  # loss_parallel needs the backward inside it
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    rec = measured_record(torch, mh, cid, params, step)
+    rec.update({"autocast": True, "fsdp_mixed_precision": False, "strategy": "tp", "tp": world,
+                "sequence_parallel": False, "tied_embeddings": False})
     return rec
 
 
