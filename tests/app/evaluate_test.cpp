@@ -53,6 +53,13 @@ gp::JobResult evaluate_one_h200(const std::string& workload, const std::string& 
   return out[0].result;
 }
 
+// Whether any advice line of `r` contains `text`.
+bool has(const gp::JobResult& r, const char* text) {
+  for (const auto& s : r.advice)
+    if (s.find(text) != std::string::npos) return true;
+  return false;
+}
+
 }  // namespace
 
 TEST_CASE("app::evaluate: logits the loop keeps cost one logits tensor of peak memory") {
@@ -106,11 +113,6 @@ TEST_CASE("app::evaluate: a step near the memory limit is told so, either side o
                                  R"(, "seq": 1024, "steps": 100, "precision": "bf16"})",
                              "{}");
   };
-  auto has = [](const gp::JobResult& r, const char* text) {
-    for (const auto& s : r.advice)
-      if (s.find(text) != std::string::npos) return true;
-    return false;
-  };
   const auto b32 = gpt13(32), b46 = gpt13(46), b48 = gpt13(48);
   CHECK(b32.fits);
   CHECK_FALSE(has(b32, "memory limit"));
@@ -125,11 +127,6 @@ TEST_CASE("app::evaluate: a step near the memory limit is told so, either side o
 TEST_CASE("app::evaluate: out-of-memory advice names only what can still help") {
   // Found by a planner's audit: with micro_batch 1, checkpointing and FSDP all on, the advice listed no remedy, and
   // ZeRO-2 (which keeps every parameter on every rank) was never told to shard.
-  auto has = [](const gp::JobResult& r, const char* text) {
-    for (const auto& s : r.advice)
-      if (s.find(text) != std::string::npos) return true;
-    return false;
-  };
   // GPT-13B (40 layers, d 5120: about 12.9e9 parameters) under DDP with fused AdamW on one H200: fp32 weights,
   // gradients and the two Adam moments are 16 B a parameter, about 206 GB = 192 GiB, past the 139 GiB usable before
   // any activation. A smaller micro-batch or checkpointing cannot make it fit; sharding the state can.
@@ -361,11 +358,6 @@ TEST_CASE("app::evaluate: DDP's buckets cost memory on 8 GPUs, and bucket views 
   // buckets, 4 bytes a parameter (measured with the fake process group, calibrate/probes/results/
   // dp-memory-h100-2026-12-07.jsonl). At micro-batch 44 x 4 the gradients are alive from the first micro-batch, so
   // as bucket views they save the same 4.9 GiB again, which makes the step fit.
-  auto has = [](const gp::JobResult& r, const char* text) {
-    for (const auto& s : r.advice)
-      if (s.find(text) != std::string::npos) return true;
-    return false;
-  };
   const std::string w = R"({"model": "gpt-1.3b", "micro_batch": 44, "grad_accum": 4, "seq": 1024, "steps": 100,
       "precision": "bf16"})";
   const auto one = evaluate_one_h200(w, "{}");
@@ -389,11 +381,6 @@ TEST_CASE("app::evaluate: out of memory with tensor parallelism, sequence parall
   // LayerNorm inputs and outputs (12 bytes per token and width a layer) and the final LayerNorm's and head's inputs
   // (6) whole, N d (12 x 32 + 6) = 390 N d bytes (97.5 GiB), which sequence parallelism would cut to 1/8: 7/8 x 390
   // x 65,536 x 4,096 bytes = 85.31 GiB less.
-  auto has = [](const gp::JobResult& r, const char* text) {
-    for (const auto& s : r.advice)
-      if (s.find(text) != std::string::npos) return true;
-    return false;
-  };
   const std::string w = R"({"model": "gpt-6.7b", "micro_batch": 64, "seq": 1024, "steps": 100, "precision": "bf16"})";
   const auto tp = evaluate_one_h200(w, R"({"parallelism": {"tp": 8}})", 8);
   REQUIRE_FALSE(tp.fits);
