@@ -13,6 +13,11 @@ bool shards_weights(DataParallel d) { return d == DataParallel::zero3 || d == Da
 
 }  // namespace
 
+int sharding_units(const ModelSpec& m) {
+  const int layers = m.dims.layers > 0 && m.dims.d_model > 0 ? m.dims.layers : m.layers_hint;
+  return std::max(1, layers);
+}
+
 MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& step, const ParallelConfig& par,
                                          Bytes device_memory, Bytes context, const MemoryConstants& mc) {
   MemoryPrediction m;
@@ -21,7 +26,8 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
     return m;
   }
   const double dp = std::max(1, par.dp);
-  const double model_split = std::max(1, par.tp) * std::max(1, par.pp);
+  const double tp = std::max(1, par.tp);
+  const double model_split = tp * std::max(1, par.pp);
   const double P = ops.params / model_split;
   m.weights = Bytes(4.0 * P / (shards_weights(par.strategy) ? dp : 1.0));
   m.grads = Bytes(4.0 * P / (shards_grads(par.strategy) ? dp : 1.0));
@@ -35,8 +41,8 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   // at dp 32 was 2.2-3.4 GiB over the prediction without these, GPT-1.3B at dp 16 0.6-0.8 GiB.
   // One rank alone keeps its parameters unsharded (FSDP skips the gathers at world size 1).
   if (shards_weights(par.strategy) && par.dp > 1 && P > 0) {
-    const double tp = std::max(1, par.tp);  // a stage holds whole blocks, each split over tp
-    const int units = std::max(1, ops.block_params > 0 ? step.model.dims.layers : step.model.layers_hint);
+    // A stage holds whole blocks, each split over tp.
+    const int units = sharding_units(step.model);
     const double unit = ops.block_params > 0 ? ops.block_params : ops.params / units;
     const double root = std::max(0.0, ops.params - units * unit);
     m.gathered = Bytes(4.0 * (root / model_split + 3.0 * unit / tp));
@@ -50,12 +56,11 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   // Tensor parallelism splits what each rank saves, but for the LayerNorm and residual tensors every rank holds
   // whole unless sequence parallelism splits them too (Korthikanti et al. 2022: sbh(10 + 24/t) per layer, and
   // sbh·34/t with sequence parallelism). The vocabulary-parallel loss is split.
-  const double tpd = std::max(1, par.tp);
   const auto tp_share = [&](Bytes all, Bytes replicated) {
-    return par.sequence_parallel || tpd == 1 ? all / tpd : replicated + (all - replicated) / tpd;
+    return par.sequence_parallel || tp == 1 ? all / tp : replicated + (all - replicated) / tp;
   };
   m.activations = tp_share(ops.activations, ops.activations_tp_replicated) * in_flight;
-  m.loss_transient = ops.loss_transient / tpd;
+  m.loss_transient = ops.loss_transient / tp;
   m.backward_transient = tp_share(ops.backward_transient, ops.backward_transient_tp_replicated);
   m.outputs_alive = step.logits_kept ? ops.outputs_alive : Bytes(0);
   m.backward_tail = ops.backward_tail;
@@ -68,12 +73,11 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   const bool reducer = (par.strategy == DataParallel::ddp || par.strategy == DataParallel::zero1) && par.dp > 1;
   m.grad_buckets = Bytes(reducer ? 4.0 * P : 0.0);
   const Bytes grads_beyond_buckets = reducer && par.gradient_as_bucket_view ? Bytes(0) : m.grads;
-  const Bytes resident = m.weights + m.optimizer_states + m.workspace + m.gathered + m.grad_buckets;
   // Within backward, a single micro-batch's unsharded gradients grow as its activations are freed
   // (StepOps::backward_walk_peak); with accumulation the gradients are all there from the start.
   const bool walk = step.grad_accum == 1 && !shards_grads(par.strategy) && ops.backward_walk_peak > ops.activations;
   const Bytes saved =
-      walk ? ops.backward_walk_peak * in_flight / static_cast<double>(std::max(1, par.tp)) : m.activations;
+      walk ? ops.backward_walk_peak * in_flight / tp : m.activations;
   const Bytes accumulated = step.grad_accum > 1 ? grads_beyond_buckets : Bytes(0);
   MemoryParts start{m.weights, accumulated, m.optimizer_states, m.grad_buckets, m.gathered, m.autocast_copies,
                     saved, std::max(m.loss_transient, m.backward_transient), m.outputs_alive, m.workspace};
@@ -84,11 +88,13 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   m.peak_device = std::max(start_bwd, end_bwd);
   m.peak_at = start_bwd >= end_bwd ? "start of backward" : "end of backward";
   m.at_peak = start_bwd >= end_bwd ? start : end;
-  if (tpd > 1 && !par.sequence_parallel && start_bwd >= end_bwd)
-    m.sequence_parallel_saving = ops.activations_tp_replicated * in_flight * (1.0 - 1.0 / tpd);
-  m.peak_allocated = step.cuda_graphs ? resident + grads_beyond_buckets + m.backward_tail : m.peak_device;
+  if (tp > 1 && !par.sequence_parallel && start_bwd >= end_bwd)
+    m.sequence_parallel_saving = ops.activations_tp_replicated * in_flight * (1.0 - 1.0 / tp);
+  // With a CUDA graph what max_memory_allocated sees is the state outside the graph's pool: the end of backward
+  // less the outputs the loop keeps, which the captured step allocates in the pool.
+  m.peak_allocated = step.cuda_graphs ? end_bwd - m.outputs_alive : m.peak_device;
   m.capacity = device_memory - (context.value() > 0 ? context : mc.context_default);
-  m.largest_tensor = ops.largest_tensor / static_cast<double>(std::max(1, par.tp));
+  m.largest_tensor = ops.largest_tensor / tp;
   m.needed = m.peak_device + m.largest_tensor * mc.largest_block_share + mc.reserve;
   m.fits = m.needed <= m.capacity;
   return m;

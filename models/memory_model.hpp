@@ -71,6 +71,10 @@ struct MemoryPrediction {
   std::string not_expressible;
 };
 
+// The units FSDP / ZeRO-3 gathers one at a time: a transformer's layers (given by its dimensions), else the
+// model's layers_hint, at least 1 (the whole model as one unit). The simulation's gathers use the same count.
+int sharding_units(const ModelSpec& m);
+
 // Memory from prebuilt operators. `device_memory` is the GPU's total memory, `context` the CUDA context.
 MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& step, const ParallelConfig& par,
                                          Bytes device_memory, Bytes context, const MemoryConstants& mc = {});

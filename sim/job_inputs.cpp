@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/collective.hpp"
+#include "models/memory_model.hpp"
 #include "models/step_ops.hpp"
 
 namespace gp::sim {
@@ -88,9 +89,7 @@ void add_comm(const JobConfig& job, double params, StepSimInput& in, std::vector
         break;
       case DataParallel::zero3:
       case DataParallel::fsdp: {
-        int units = transformer_layers(job.step.model);
-        if (units == 0) units = std::max(1, job.step.model.layers_hint);
-        units = std::max(1, units / p.pp);
+        const int units = std::max(1, sharding_units(job.step.model) / p.pp);
         const Bytes unit(shard_params * act / units);
         c.layer_units = units;
         c.unit_allgather = collective_time(collective::Op::all_gather, unit, dp, job);
