@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "models/step_ops.hpp"
+
 namespace gp::app {
 
 namespace {
@@ -286,6 +288,7 @@ struct Parser {
       job.parallel.tp = static_cast<int>(pr.integer("tp", false, 1, 1 << 20).value_or(1));
       job.parallel.pp = static_cast<int>(pr.integer("pp", false, 1, 1 << 20).value_or(1));
       job.parallel.sequence_parallel = pr.boolean("sequence_parallel", false).value_or(false);
+      job.parallel.fsdp_mixed_precision = pr.boolean("fsdp_mixed_precision", false).value_or(false);
       pr.finish();
     }
     job.step.cuda_graphs = r.boolean("cuda_graphs", false).value_or(false);
@@ -467,6 +470,18 @@ struct Parser {
     if (transformer && job.parallel.tp > 1 && dims.heads > 0 && dims.heads % job.parallel.tp) {
       root.error("/software/parallelism/tp", "must divide the attention heads (" +
                                                  std::to_string(job.step.model.dims.heads) + ")");
+    }
+    // FSDP's MixedPrecision casts the sharded parameters to the step's 16-bit dtype; other strategies keep a
+    // whole copy of the weights and autocast, and an fp32 / tf32 step has no 16-bit dtype to cast to.
+    if (job.parallel.fsdp_mixed_precision) {
+      const auto s = job.parallel.strategy;
+      if (s != DataParallel::fsdp && s != DataParallel::zero3)
+        root.error("/software/parallelism/fsdp_mixed_precision",
+                   std::string("applies to the fsdp and zero3 strategies, got ") + to_string(s));
+      else if (!is_autocast(job.step.precision))
+        root.error("/software/parallelism/fsdp_mixed_precision",
+                   std::string("needs a 16-bit workload.precision (bf16 or fp16), got ") +
+                       to_string(job.step.precision));
     }
     // Stages are modelled as equal (1/pp of the layers each): a pp that does not divide the layers has a
     // stage with one layer more than that, which sets the pipeline's pace and its memory; refused rather than

@@ -40,14 +40,18 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   // of backward. Measured on an H100 with PyTorch's fake process group (tools/measure_dp_memory.py): GPT-6.7B
   // at dp 32 was 2.2-3.4 GiB over the prediction without these, GPT-1.3B at dp 16 0.6-0.8 GiB.
   // One rank alone keeps its parameters unsharded (FSDP skips the gathers at world size 1).
+  // With FSDP's MixedPrecision the gathered units and their unsharded gradients are 16-bit (param_dtype and
+  // reduce_dtype), and no autocast copies are made: the forward computes with the gathered 16-bit parameters.
+  const bool mixed = par.fsdp_mixed_precision && shards_weights(par.strategy) && is_autocast(step.precision);
   if (shards_weights(par.strategy) && par.dp > 1 && P > 0) {
     // A stage holds whole blocks, each split over tp.
     const int units = sharding_units(step.model);
     const double unit = ops.block_params > 0 ? ops.block_params : ops.params / units;
     const double root = std::max(0.0, ops.params - units * unit);
-    m.gathered = Bytes(4.0 * (root / model_split + 3.0 * unit / tp));
+    m.gathered = Bytes((mixed ? 2.0 : 4.0) * (root / model_split + 3.0 * unit / tp));
   }
-  m.autocast_copies = Bytes(is_autocast(step.precision) && !step.activation_checkpointing ? 2.0 * P : 0.0);
+  m.autocast_copies =
+      Bytes(is_autocast(step.precision) && !mixed && !step.activation_checkpointing ? 2.0 * P : 0.0);
   // A pipeline stage holds 1/pp of the layers; under 1F1B the first stage keeps the activations of as many
   // micro-batches as are in flight, min(grad_accum, pp) (Narayanan et al. 2021): pp of them make one whole
   // model's worth, fewer make that share of it.

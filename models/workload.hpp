@@ -46,6 +46,10 @@ struct ParallelConfig {
   // Megatron's sequence parallelism: with tp > 1 the LayerNorm and residual activations are split over the
   // tensor-parallel ranks too (the all-reduces become reduce-scatter + all-gather of the same volume).
   bool sequence_parallel = false;
+  // FSDP / ZeRO-3 with PyTorch FSDP's MixedPrecision(param_dtype, reduce_dtype) in the step's 16-bit dtype: units
+  // are gathered, computed and their gradients reduce-scattered in 16 bits, and the forward runs without autocast.
+  // Without it (PyTorch's default) the gathered parameters are fp32 and autocast casts them op by op.
+  bool fsdp_mixed_precision = false;
 };
 
 const char* to_string(Precision p);

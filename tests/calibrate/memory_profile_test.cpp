@@ -274,6 +274,36 @@ TEST_CASE("calibrate::memory: FSDP's gathered units by hand (GPT-6.7B)", "[calib
   }
 }
 
+TEST_CASE("models::memory: FSDP's MixedPrecision gathers 16-bit units and makes no autocast copies", "[calibrate]") {
+  // GPT-6.7B without checkpointing, FULL_SHARD over 32 ranks. Under autocast (no MixedPrecision) the rank holds
+  // fp32 gathered units and autocast's bf16 copy of every weight it used, 2 B x 6,654,402,560 = 12.4 GiB; with
+  // MixedPrecision(param_dtype=bf16, reduce_dtype=bf16) the units and their unsharded gradients are bf16 and the
+  // forward uses them directly.
+  StepConfig s = fsdp_gpt(32, 4096, 32, 1024, 2, 8, false);
+  const StepOps ops = build_step_ops(s);
+  ParallelConfig p;
+  p.dp = 32;
+  p.strategy = DataParallel::fsdp;
+  const auto autocast = predict_memory_from_ops(ops, s, p, Bytes::gib(80), Bytes::gib(0.5));
+  p.fsdp_mixed_precision = true;
+  const auto mixed = predict_memory_from_ops(ops, s, p, Bytes::gib(80), Bytes::gib(0.5));
+  const double units = 210247680.0 + 3 * 201379840.0;
+  CHECK(autocast.gathered.value() == Approx(4.0 * units));
+  CHECK(mixed.gathered.value() == Approx(2.0 * units));
+  CHECK(autocast.autocast_copies.value() == Approx(2.0 * 6654402560.0));
+  CHECK(mixed.autocast_copies.value() == 0.0);
+  // The sharded fp32 weights, gradients and optimizer states do not change.
+  CHECK(mixed.weights.value() == autocast.weights.value());
+  CHECK(mixed.grads.value() == autocast.grads.value());
+  CHECK(mixed.optimizer_states.value() == autocast.optimizer_states.value());
+  CHECK(autocast.peak_allocated.value() - mixed.peak_allocated.value() ==
+        Approx(2.0 * units + 2.0 * 6654402560.0));
+  // DDP keeps a whole replica and autocasts: the option does not apply to it.
+  p.strategy = DataParallel::ddp;
+  const auto ddp = predict_memory_from_ops(ops, s, p, Bytes::gib(80), Bytes::gib(0.5));
+  CHECK(ddp.autocast_copies.value() == Approx(2.0 * 6654402560.0));
+}
+
 TEST_CASE("calibrate::memory: one FSDP rank's peak as torch.cuda measured it (fake process group, H100)",
           "[calibrate]") {
   // calibrate/probes/results/fsdp-memory-h100-2026-12-07.jsonl (tools/measure_dp_memory.py): rank 0 of 8 to 32,
@@ -284,12 +314,13 @@ TEST_CASE("calibrate::memory: one FSDP rank's peak as torch.cuda measured it (fa
   int n = 0;
   double sum = 0;
   for (MeasuredRank& m : measured_ranks("fsdp-memory-h100-2026-12-07.jsonl")) {
-    if (m.r["fsdp_mixed_precision"].get<bool>()) continue;
     INFO(m.r["id"].get<std::string>());
     REQUIRE(m.ops.params == m.r["params"].get<double>());
     m.par.strategy = m.r["sharding"] == "FULL_SHARD" ? DataParallel::fsdp : DataParallel::zero2;
+    m.par.fsdp_mixed_precision = m.r["fsdp_mixed_precision"].get<bool>();
     const auto p = predict_memory_from_ops(m.ops, m.step, m.par, Bytes::gib(80), Bytes::gib(0.5));
     const double err = peak_error_pct(m, p);
+    if (m.par.fsdp_mixed_precision) continue;  // below, with the MixedPrecision runs
     CHECK(std::abs(err) <= 10.0);
     sum += std::abs(err);
     ++n;

@@ -231,19 +231,28 @@ TEST_CASE("sim::job_inputs: FSDP gathers per transformer layer, tensor paralleli
   j.step.model.dims.heads = 12;
   j.step.model.dims.seq = 1024;
   j.parallel.strategy = gp::DataParallel::fsdp;
+  j.parallel.fsdp_mixed_precision = true;
   std::vector<std::string> notes;
   StepSimInput in = make_step_input(j, prediction(), profile(), constants(), notes);
   CHECK(in.comm.layer_units == 12);
   CHECK(in.comm.grad_buckets.empty());
   // The dims make it GPT-2 small with nanoGPT's padded vocabulary, 124,475,904 parameters (12 x 7,087,872 in the
-  // blocks, 50,304 x 768 + 1,024 x 768 embeddings, 1,536 final norm; the head tied): one unit of bf16 weights is
-  // 124,475,904 x 2 B / 12 = 20.7 MB, gathered and reduce-scattered over the 16 ranks.
+  // blocks, 50,304 x 768 + 1,024 x 768 embeddings, 1,536 final norm; the head tied): one unit of bf16 weights
+  // (FSDP's MixedPrecision) is 124,475,904 x 2 B / 12 = 20.7 MB, gathered and reduce-scattered over the 16 ranks.
   const Bytes unit(124475904.0 * 2 / 12);
   const gp::collective::Topology t16 = hand_topology(8, 2);
   CHECK(in.comm.unit_allgather.value() ==
         Approx(gp::collective::estimate(gp::collective::Op::all_gather, unit, t16).time.value()).epsilon(1e-12));
   CHECK(in.comm.unit_reduce_scatter.value() ==
         Approx(gp::collective::estimate(gp::collective::Op::reduce_scatter, unit, t16).time.value()).epsilon(1e-12));
+  // Without MixedPrecision (PyTorch's default) the units stay fp32 under autocast: twice the bytes.
+  j.parallel.fsdp_mixed_precision = false;
+  in = make_step_input(j, prediction(), profile(), constants(), notes);
+  CHECK(in.comm.unit_allgather.value() ==
+        Approx(gp::collective::estimate(gp::collective::Op::all_gather, unit * 2.0, t16).time.value()).epsilon(1e-12));
+  CHECK(in.comm.unit_reduce_scatter.value() ==
+        Approx(gp::collective::estimate(gp::collective::Op::reduce_scatter, unit * 2.0, t16).time.value())
+            .epsilon(1e-12));
   CHECK(in.compute.gpu_optimizer.ms() == Approx(8.0 / 16));  // sharded over dp = 16
   j.parallel.strategy = gp::DataParallel::ddp;
   j.parallel.tp = 2;
