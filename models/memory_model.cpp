@@ -63,9 +63,16 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   const auto tp_share = [&](Bytes all, Bytes replicated) {
     return par.sequence_parallel || tp == 1 ? all / tp : replicated + (all - replicated) / tp;
   };
-  m.activations = tp_share(ops.activations, ops.activations_tp_replicated) * in_flight;
+  // Under FSDP's MixedPrecision the residual stream is 16-bit: half of what autocast holds in fp32 (all of it
+  // replicated under tp). The loss is the same: the logits are cast to fp32 for it either way.
+  const double stream_cut = mixed ? 0.5 : 0.0;
+  const Bytes acts = ops.activations - ops.activations_fp32_stream * stream_cut;
+  const Bytes acts_replicated = ops.activations_tp_replicated - ops.activations_fp32_stream * stream_cut;
+  const Bytes bwd = ops.backward_transient - ops.backward_transient_fp32_stream * stream_cut;
+  const Bytes bwd_replicated = ops.backward_transient_tp_replicated - ops.backward_transient_fp32_stream * stream_cut;
+  m.activations = tp_share(acts, acts_replicated) * in_flight;
   m.loss_transient = ops.loss_transient / tp;
-  m.backward_transient = tp_share(ops.backward_transient, ops.backward_transient_tp_replicated);
+  m.backward_transient = tp_share(bwd, bwd_replicated);
   m.outputs_alive = step.logits_kept ? ops.outputs_alive : Bytes(0);
   m.backward_tail = ops.backward_tail;
   m.workspace = mc.workspace;
@@ -93,10 +100,16 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   m.peak_at = start_bwd >= end_bwd ? "start of backward" : "end of backward";
   m.at_peak = start_bwd >= end_bwd ? start : end;
   if (tp > 1 && !par.sequence_parallel && start_bwd >= end_bwd)
-    m.sequence_parallel_saving = ops.activations_tp_replicated * in_flight * (1.0 - 1.0 / tp);
+    m.sequence_parallel_saving = acts_replicated * in_flight * (1.0 - 1.0 / tp);
   // With a CUDA graph what max_memory_allocated sees is the state outside the graph's pool: the end of backward
   // less the outputs the loop keeps, which the captured step allocates in the pool.
   m.peak_allocated = step.cuda_graphs ? end_bwd - m.outputs_alive : m.peak_device;
+  if (shards_weights(par.strategy) && par.dp > 1 && is_autocast(step.precision) && !par.fsdp_mixed_precision) {
+    ParallelConfig with = par;
+    with.fsdp_mixed_precision = true;
+    m.fsdp_mixed_precision_saving =
+        m.peak_device - predict_memory_from_ops(ops, step, with, device_memory, context, mc).peak_device;
+  }
   m.capacity = device_memory - (context.value() > 0 ? context : mc.context_default);
   m.largest_tensor = ops.largest_tensor / tp;
   m.needed = m.peak_device + m.largest_tensor * mc.largest_block_share + mc.reserve;

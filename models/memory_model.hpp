@@ -68,6 +68,8 @@ struct MemoryPrediction {
   MemoryParts at_peak;   // peak_device, part by part
   // What sequence parallelism would take off the activations at the peak (tp > 1 without it; else 0).
   Bytes sequence_parallel_saving;
+  // FSDP / ZeRO-3 under autocast: how much lower the peak would be with FSDP's MixedPrecision (0 otherwise).
+  Bytes fsdp_mixed_precision_saving;
   std::string not_expressible;
 };
 

@@ -129,6 +129,12 @@ struct StepOps {
   // (Korthikanti et al. 2022, arXiv:2205.05198: the 10 of their per-layer sbh(10 + 24/t)). 0: all of it splits.
   Bytes activations_tp_replicated;
   Bytes backward_transient_tp_replicated;
+  // The part of `activations` (and of `backward_transient`) that is fp32 only because autocast keeps the residual
+  // stream in fp32 while its parameters are fp32: the LayerNorm inputs, the block input a checkpointed block saves.
+  // A forward on 16-bit parameters without autocast (FSDP's MixedPrecision) holds them in 16 bits, half of this.
+  // All of it is within the tp-replicated part. 0 where not counted (every model but a GPT).
+  Bytes activations_fp32_stream;
+  Bytes backward_transient_fp32_stream;
   Bytes loss_transient;            // extra live at the loss / start of backward (logits, their grads)
   // Working set of the last layer's backward beyond the saved tensors (a transformer MLP: the GELU output's
   // gradient and the GELU input's, 2 x N x ff; with checkpointing also the recomputed block's saved tensors);

@@ -241,6 +241,9 @@ StepOps build_gpt_ops(const StepConfig& step) {
   out.activations_tp_replicated =
       Bytes((ckpt ? t.layers * 4 * N * d : t.layers * layer_replicated) + 4 * N * d + a * N * d);
   out.backward_transient_tp_replicated = Bytes(ckpt ? layer_replicated : 0.0);
+  // fp32 under autocast: a checkpointed block's input or a block's two LayerNorm inputs, and the final LayerNorm's.
+  out.activations_fp32_stream = Bytes(is_autocast(p) ? t.layers * (ckpt ? 4 : 8) * N * d + 4 * N * d : 0.0);
+  out.backward_transient_fp32_stream = Bytes(is_autocast(p) && ckpt ? 8 * N * d : 0.0);
   const double logit_elem = is_autocast(p) ? 2.0 : 4.0;
   // At the start of backward: logits (kept by the loop), log_softmax output, its grad and nll's grad.
   out.loss_transient = Bytes((4 + 4 + 4) * N * V);

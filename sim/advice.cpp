@@ -40,13 +40,12 @@ std::vector<std::string> memory_remedies(const JobConfig& j, const MemoryPredict
                     "its all-reduce buckets instead of a second %.1f GiB copy",
                     m.grads.gib()));
   // FSDP's MixedPrecision: 16-bit gathered units and no autocast copies, at no cost to the step.
-  if (fsdp_mixed_precision_applies(j)) {
-    const Bytes saving = m.at_peak.gathered * 0.5 + m.at_peak.autocast_copies;
-    if (saving.value() > 0)
-      r.push_back(fmt("use FSDP's MixedPrecision(param_dtype=bf16, reduce_dtype=bf16) "
-                      "(parallelism.fsdp_mixed_precision): 16-bit gathered units and no autocast copies, %.1f GiB "
-                      "less",
-                      saving.gib()));
+  if (m.fsdp_mixed_precision_saving.value() > 0) {
+    const std::string dt = to_string(j.step.precision);
+    r.push_back("use FSDP's MixedPrecision(param_dtype=" + dt + ", reduce_dtype=" + dt +
+                fmt(") (parallelism.fsdp_mixed_precision): 16-bit gathered units and residual stream, no autocast "
+                    "copies, %.1f GiB less",
+                    m.fsdp_mixed_precision_saving.gib()));
   }
   // Sequence parallelism splits the LayerNorm activations each tp rank holds whole, at no extra communication.
   if (!state_alone_too_big && m.sequence_parallel_saving.value() > 0)
@@ -207,10 +206,11 @@ void comm_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   if (in.comm.layer_units > 0) {
     // Without MixedPrecision the units travel as fp32: bf16 halves every gather and reduce-scatter.
     out.push_back(fmt("FSDP gathers exposed (%.0f%% of the step): ", pct * dp) +
-                  (fsdp_mixed_precision_applies(j) ? "use FSDP's MixedPrecision(param_dtype=bf16) "
-                                                     "(parallelism.fsdp_mixed_precision), which halves the bytes "
-                                                     "gathered and reduce-scattered; "
-                                                   : "") +
+                  (fsdp_mixed_precision_applies(j)
+                       ? std::string("use FSDP's MixedPrecision(param_dtype=") + to_string(j.step.precision) +
+                             ") (parallelism.fsdp_mixed_precision), which halves the bytes gathered and "
+                             "reduce-scattered; "
+                       : std::string()) +
                   "raise micro_batch or use hybrid sharding within nodes");
     return;
   }
