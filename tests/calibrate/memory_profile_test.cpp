@@ -337,6 +337,38 @@ TEST_CASE("calibrate::memory: one FSDP rank's peak as torch.cuda measured it (fa
   CHECK(sum / n <= 5.0);
 }
 
+TEST_CASE("calibrate::memory: FSDP's MixedPrecision and FSDP2, one rank's peak as torch.cuda measured it (fake "
+          "process group, H100)",
+          "[calibrate]") {
+  // calibrate/probes/results/fsdp-mp-memory-h100-2026-12-07.jsonl: FSDP1 FULL_SHARD with MixedPrecision(bf16, bf16),
+  // no autocast; fsdp2-memory-h100-2026-12-07.jsonl: FSDP2 (fully_shard per block, then the root), under autocast or
+  // with MixedPrecisionPolicy(bf16, fp32). Under the autocast-only terms the MixedPrecision steps were 15-118% over.
+  int n = 0;
+  double sum = 0;
+  for (const char* f : {"fsdp-mp-memory-h100-2026-12-07.jsonl", "fsdp2-memory-h100-2026-12-07.jsonl"}) {
+    for (MeasuredRank& m : measured_ranks(f)) {
+      INFO(m.r["id"].get<std::string>());
+      REQUIRE(m.ops.params == m.r["params"].get<double>());
+      m.par.strategy = DataParallel::fsdp;
+      m.par.fsdp_mixed_precision = m.r["fsdp_mixed_precision"].get<bool>();
+      const auto p = predict_memory_from_ops(m.ops, m.step, m.par, Bytes::gib(80), Bytes::gib(0.5));
+      const double err = peak_error_pct(m, p);
+      // Not modelled: FSDP2 checkpointed under autocast with accumulation held 10.4 GiB more than FSDP1 did in
+      // the same step (19.09 against 8.72 GiB; docs/calibration.md section 5). Checked as the known gap it is.
+      if (m.r["sharding"] == "fully_shard" && m.r["autocast"].get<bool>() &&
+          m.r["activation_checkpointing"].get<bool>() && m.r["grad_accum"].get<int>() > 1) {
+        CHECK(err < -50.0);
+        continue;
+      }
+      CHECK(std::abs(err) <= 10.0);
+      sum += std::abs(err);
+      ++n;
+    }
+  }
+  CHECK(n == 10);
+  CHECK(sum / n <= 5.0);
+}
+
 TEST_CASE("calibrate::memory: one DDP rank holds its all-reduce buckets (fake process group, H100)", "[calibrate]") {
   // calibrate/probes/results/dp-memory-h100-2026-12-07.jsonl (tools/measure_dp_memory.py --prefix ddp, then zero1):
   // rank 0 of 8, DDP with 25 MiB buckets (an in-place hook stands in for the fake group's all-reduce), bf16 autocast,
