@@ -298,7 +298,9 @@ json config_json(const ConfigOutcome& c) {
   j["parallelism"] = {{"strategy", to_string(c.job.parallel.strategy)},
                       {"dp", c.job.parallel.dp},
                       {"tp", c.job.parallel.tp},
-                      {"pp", c.job.parallel.pp}};
+                      {"pp", c.job.parallel.pp},
+                      {"sequence_parallel", c.job.parallel.sequence_parallel},
+                      {"fsdp_mixed_precision", c.job.parallel.fsdp_mixed_precision}};
   j["sweep"] = c.sweep;
   j["sweep_label"] = c.sweep_label;
   j["step_time_s"] = r.step_time.value();

@@ -144,6 +144,9 @@ TEST_CASE("app::cli: run --format json has the documented shape and the run is i
     const auto& par = c["parallelism"];
     CHECK(par["strategy"] == "ddp");
     CHECK(par["dp"].get<int>() * par["tp"].get<int>() * par["pp"].get<int>() == gpus);
+    // The scenario sets neither option: their defaults, false.
+    CHECK(par["sequence_parallel"] == false);
+    CHECK(par["fsdp_mixed_precision"] == false);
     CHECK(c["micro_batch"] == 16);
     CHECK(c["grad_accum"].get<int>() == 512 / (16 * gpus));
   }
