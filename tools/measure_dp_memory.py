@@ -200,13 +200,13 @@ def one_ddp(torch, dist, mh, cid, model, params, dev):
 def one_tp(torch, mh, cid, model, params, dev):
     """Megatron-style tensor parallelism over the whole world with PyTorch's DTensor API, no sequence parallelism:
     QKV and the first MLP linear column-parallel, the projection and the second MLP linear row-parallel, the head
-    vocabulary-parallel under loss_parallel; LayerNorms and the residual stream replicated. Embeddings untied (a
-    vocabulary-parallel head cannot share the replicated token embedding). The packed QKV output is split in
+    vocabulary-parallel under loss_parallel, the token embedding vocabulary-parallel; LayerNorms, the position
+    embedding and the residual stream replicated. Embeddings untied, as Megatron's GPT may be. The packed QKV output is split in
     contiguous columns, so a rank's q, k and v are not the model's heads: the shapes and memory are Megatron's,
     the values are not. Not yet run (written 2026-12-07 when no device was left)."""
     import torch.nn.functional as F
     from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.tensor import Shard
+    from torch.distributed.tensor import Replicate, Shard
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, loss_parallel, parallelize_module
     _, d, heads, seq, world, mb, accum, _, _, _ = CONFIGS[cid]
     mesh = init_device_mesh("cuda", (world,))
@@ -226,7 +226,10 @@ def one_tp(torch, mh, cid, model, params, dev):
         blk.head_dim = d // heads
         parallelize_module(blk, mesh, {"qkv": ColwiseParallel(), "proj": RowwiseParallel(),
                                        "fc1": ColwiseParallel(), "fc2": RowwiseParallel()})
-    parallelize_module(model, mesh, {"head": ColwiseParallel(output_layouts=Shard(-1), use_local_output=False)})
+    # The token embedding vocabulary-parallel as Megatron's (PyTorch's TP recipe for Llama's tok_embeddings); the
+    # position embedding (seq x d) and the LayerNorms stay replicated.
+    parallelize_module(model, mesh, {"wte": RowwiseParallel(input_layouts=Replicate()),
+                                     "head": ColwiseParallel(output_layouts=Shard(-1), use_local_output=False)})
     # The replicated parameters (LayerNorms, embeddings) stay plain tensors; the fused and foreach kernels refuse a
     # list that mixes them with DTensors, so the update runs per parameter (its states are the same 8 bytes each).
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=False)

@@ -230,6 +230,7 @@ std::vector<MeasuredRank> measured_ranks(const std::string& file) {
     m.r = nlohmann::json::parse(l);
     m.step = fsdp_gpt(m.r["layers"], m.r["d_model"], m.r["heads"], m.r["seq"], m.r["batch"], m.r["grad_accum"],
                       m.r["activation_checkpointing"]);
+    m.step.model.dims.tied_embeddings = m.r.value("tied_embeddings", true);
     m.ops = build_step_ops(m.step);
     m.par.dp = m.r["world_size"];
     m.measured_gib = m.r["max_memory_allocated_gib"].get<double>();
