@@ -323,3 +323,31 @@ TEST_CASE("app::trend: a 20 GB image costs a short job minutes of the whole clus
   CHECK(ngc.result.step_time.value() == Approx(slim.result.step_time.value()));
   CHECK(ngc.result.cost.value() > slim.result.cost.value());
 }
+
+TEST_CASE("app::trend: FSDP under autocast without MixedPrecision moves twice the bytes and holds more memory",
+          "[scenario]") {
+  // GPT-6.7B, FULL_SHARD over 32 H200s (4 p5en nodes, 3.2 Tb/s EFA each), micro-batch 2. Without FSDP's
+  // MixedPrecision every unit is gathered and its gradient reduce-scattered in fp32; with it, in bf16.
+  Loaded l = load("fsdp-mixed-precision.json");
+  const auto out = gp::app::evaluate(l.sc, l.cat, options());
+  REQUIRE(out.size() == 2);
+  const auto &fp32 = out[0], &bf16 = out[1];
+  REQUIRE_FALSE(fp32.job.parallel.fsdp_mixed_precision);
+  REQUIRE(bf16.job.parallel.fsdp_mixed_precision);
+  const auto comm = [](const gp::app::ConfigOutcome& c) {
+    return c.result.step_breakdown.comm_exposed.value() + c.result.step_breakdown.comm_hidden.value();
+  };
+  // Twice the bytes: the collectives take nearly twice as long (bandwidth-bound at 0.4 GB a unit; the latency terms
+  // do not double).
+  CHECK(comm(fp32) / comm(bf16) > 1.8);
+  CHECK(comm(fp32) / comm(bf16) <= 2.0);
+  // The compute is the same (modelled as autocast's in both), so the step differs only by what is exposed.
+  CHECK(fp32.result.step_breakdown.compute.value() == Approx(bf16.result.step_breakdown.compute.value()));
+  CHECK(fp32.result.step_time.value() > 1.1 * bf16.result.step_time.value());
+  CHECK(fp32.result.bottleneck == "communication");
+  // Memory: autocast's copy of every weight (2 B x 6,654,402,560 = 12.4 GiB) and fp32 units go.
+  CHECK(fp32.result.memory_per_gpu.gib() - bf16.result.memory_per_gpu.gib() > 12.4);
+  REQUIRE_FALSE(fp32.result.advice.empty());
+  CHECK(fp32.result.advice.front().find("parallelism.fsdp_mixed_precision") != std::string::npos);
+  for (const auto& a : bf16.result.advice) CHECK(a.find("fsdp_mixed_precision") == std::string::npos);
+}
