@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "calibrate/ddp_check.hpp"  // record_gpus
 #include "calibrate/json_text.hpp"
 #include "calibrate/loader_check.hpp"  // sim engineer: data-loader simulation for cpu-jpeg-pipeline records
 #include "sim/step_sim.hpp"
@@ -92,9 +93,18 @@ CheckReport run_check(const std::vector<RunRecord>& runs, const GpuProfile& prof
     if (gpu_bound(rec)) ++s.gpu_bound;
     RecordResult rr;
     rr.record = &rec;
-    // --- sim engineer: without an explicit predictor, CPU-pipeline records go through the loader simulation.
-    rr.prediction = predict_train_record(rec, dev, profile, constants, pipeline ? pipeline : loader, host_cpu_scale);
-    // --- end sim engineer
+    // A step measured on several GPUs includes its collectives: predicted as one GPU's it passed against a
+    // measurement of something else. `calibrate ddp` simulates it with its all-reduce.
+    if (const int gpus = record_gpus(rec); gpus > 1) {
+      rr.prediction.expressible = false;
+      rr.prediction.reason = std::to_string(gpus) + " GPUs: a data-parallel step includes its collectives; "
+                             "`gpuplan calibrate ddp` predicts such records";
+    } else {
+      // --- sim engineer: without an explicit predictor, CPU-pipeline records go through the loader simulation.
+      rr.prediction =
+          predict_train_record(rec, dev, profile, constants, pipeline ? pipeline : loader, host_cpu_scale);
+      // --- end sim engineer
+    }
     if (ranged && rr.prediction.step_ms && rec.data == "synthetic-on-gpu") {
       rr.prediction.step_ms_p10 = step_time_quantile(rr.prediction.step, spread, 0.1).ms();
       rr.prediction.step_ms_p90 = step_time_quantile(rr.prediction.step, spread, 0.9).ms();

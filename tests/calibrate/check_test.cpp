@@ -532,6 +532,35 @@ TEST_CASE("calibrate::check: a record whose step the model cannot build is not e
   CHECK(render_table(rep).find("not expressible 1") != std::string::npos);
 }
 
+TEST_CASE("calibrate::check: a step measured on several GPUs is not predicted as one GPU's", "[calibrate]") {
+  // The reference GPT-350M b8 step, and the same line as rank 0 of 8 (tools/measure_ddp.py's `gpus`): its time
+  // includes the gradient all-reduce, which a one-GPU prediction leaves out. It used to be compared all the same
+  // (+0.4%, "PASS").
+  Inputs in = load_inputs();
+  const std::string one =
+      R"({"id":"one","kind":"train","model":"gpt","layers":24,"d_model":1024,"heads":16,"vocab":50304,)"
+      R"("seq":1024,"batch":8,"precision":"bf16","optimizer":"adamw-fused","data":"synthetic-on-gpu",)"
+      R"("tied_embeddings":true,"step_ms":57.96,"peak_mem_gib":16.87})";
+  std::string eight = one;
+  eight.replace(eight.find(R"("id":"one")"), 10, R"("id":"eight","gpus":8)");
+  std::vector<std::string> errors;
+  const auto runs = parse_runs({one, eight}, "ddp.jsonl", errors);
+  REQUIRE(errors.empty());
+  REQUIRE(runs.size() == 2);
+  const CheckReport rep = run_check(runs, in.profile, in.constants, 10.0);
+  const RecordPrediction& p1 = rep.records.at(0).prediction;
+  const RecordPrediction& p8 = rep.records.at(1).prediction;
+  INFO(p1.reason);
+  REQUIRE(p1.step_ms);
+  CHECK_FALSE(p8.step_ms);
+  CHECK_FALSE(p8.expressible);
+  CHECK(p8.reason.find("8 GPUs") != std::string::npos);
+  CHECK(p8.reason.find("calibrate ddp") != std::string::npos);
+  CHECK(rep.summary.not_expressible == 1);
+  CHECK(rep.summary.mape_records == 1);
+  CHECK_FALSE(rep.records.at(1).oom_agrees.has_value());
+}
+
 TEST_CASE("calibrate::profile_io: missing fields are reported with their JSON path", "[calibrate]") {
   std::vector<std::string> errors;
   auto doc = nlohmann::json::parse(R"({"schema":"gpuplan-profile/1","gpu_id":"x","device":{"sm_count":132},
