@@ -482,6 +482,8 @@ struct Parser {
         root.error("/software/parallelism/fsdp_mixed_precision",
                    std::string("needs a 16-bit workload.precision (bf16 or fp16), got ") +
                        to_string(job.step.precision));
+      else
+        job.step.params_16bit = true;
     }
     // Stages are modelled as equal (1/pp of the layers each): a pp that does not divide the layers has a
     // stage with one layer more than that, which sets the pipeline's pace and its memory; refused rather than

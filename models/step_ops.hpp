@@ -42,6 +42,9 @@ struct Op {
   // A gradient summed from several consumers of one tensor: the autograd engine adds it itself (InputBuffer),
   // so it has no framework call and its kernels cost the CPU a bare launch, like AccumulateGrad's adds.
   bool engine_accumulate = false;
+  // A cast that autocast makes because parameters or the residual stream are fp32 (a Linear's weight, its fp32
+  // input, their gradients back): not run when the forward computes on 16-bit parameters (StepConfig::params_16bit).
+  bool autocast_cast = false;
   // PyTorch's default NCHW layout (channels_last off): BatchNorm and depthwise kernels of their own
   // (docs/calibration.md, "NCHW"). A BatchNorm gives its tensor's C (one thread block per channel), N x C planes
   // and elements (`channels` and `elements` in channels-last too: its probed rate depends on the shape); a

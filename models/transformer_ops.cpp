@@ -146,7 +146,10 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   ops.back().rows = N;
   ops.back().channels = d;
   // Residual joins: branch grad cast to 16-bit (autocast) and skip + branch grad sum in fp32.
-  if (ac) add_memory(ops, "residual.grad_cast", Phase::backward, Bytes(6 * N * d), 2 * L, 1);
+  if (ac) {
+    add_memory(ops, "residual.grad_cast", Phase::backward, Bytes(6 * N * d), 2 * L, 1);
+    ops.back().autocast_cast = true;
+  }
   add_memory(ops, "residual.grad_sum", Phase::backward, Bytes(12 * N * d), 2 * L, 1);
   ops.back().engine_accumulate = true;
   // Saved per layer: LN inputs (fp32), Linear inputs, q/k/v and attention output, GELU input. The output

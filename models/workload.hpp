@@ -32,6 +32,9 @@ struct StepConfig {
   // `logits, loss = model(x, y)` and Hugging Face's `outputs` do, and as the reference runs' peak memory shows;
   // false when the forward returns only the loss.
   bool logits_kept = true;
+  // The forward computes on 16-bit parameters without autocast (FSDP's MixedPrecision: set from
+  // ParallelConfig::fsdp_mixed_precision when a scenario is read): no per-op casts of weights or the residual stream.
+  bool params_16bit = false;
 };
 
 // How the job is split over GPUs.

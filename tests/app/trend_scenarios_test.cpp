@@ -341,8 +341,8 @@ TEST_CASE("app::trend: FSDP under autocast without MixedPrecision moves twice th
   // do not double).
   CHECK(comm(fp32) / comm(bf16) > 1.8);
   CHECK(comm(fp32) / comm(bf16) <= 2.0);
-  // The compute is the same (modelled as autocast's in both), so the step differs only by what is exposed.
-  CHECK(fp32.result.step_breakdown.compute.value() == Approx(bf16.result.step_breakdown.compute.value()));
+  // On bf16 parameters autocast casts nothing, so the compute is shorter too; the step more so.
+  CHECK(bf16.result.step_breakdown.compute.value() < fp32.result.step_breakdown.compute.value());
   CHECK(fp32.result.step_time.value() > 1.1 * bf16.result.step_time.value());
   CHECK(fp32.result.bottleneck == "communication");
   // Memory: autocast's copy of every weight (2 B x 6,654,402,560 = 12.4 GiB) and fp32 units go.

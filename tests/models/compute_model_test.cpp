@@ -889,3 +889,45 @@ TEST_CASE("models::compute: a measured host CPU factor scales the issue time and
   CHECK(fast.gpu_busy_frac == Approx(1.0));
   CHECK(fast.bottleneck == Bottleneck::gpu_compute);
 }
+
+TEST_CASE("models::compute: on 16-bit parameters (FSDP's MixedPrecision) autocast's casts are not run", "[models]") {
+  // GPT-2 small's dims (12 layers, d 768, vocabulary 50,304, tied), 4 x 256 = 1,024 tokens a micro-batch, bf16.
+  // Autocast casts each Linear's fp32 weight to bf16 (read 4 + write 2 bytes an element) and its bf16 weight
+  // gradient back; the fp32 LayerNorm outputs into QKV, the MLP and the head, and their gradients back; and each
+  // residual branch's gradient. Per micro-batch, by hand (per block QKV 3d^2 + projection d^2 + MLP 8d^2 = 12 d^2):
+  //   weights and their gradients 2 x 6 (12 d^2 L + V d), LayerNorm outputs and their gradients 2 x 6 N d (2L + 1),
+  //   residual branch gradients 6 N d x 2L.
+  const double L = 12, d = 768, N = 1024;
+  StepConfig s;
+  s.model.id = "gpt";
+  s.model.family = ModelFamily::gpt;
+  s.model.dims.layers = 12;
+  s.model.dims.d_model = 768;
+  s.model.dims.heads = 12;
+  s.model.dims.seq = 256;
+  s.micro_batch = 4;
+  const double V = s.model.dims.vocab;
+  REQUIRE(V == 50304);
+  const StepOps autocast = build_step_ops(s);
+  s.params_16bit = true;
+  const StepOps mixed = build_step_ops(s);
+  double removed = 0;
+  for (const Op& o : autocast.micro)
+    if (o.autocast_cast) removed += o.bytes.value() * o.count;
+  CHECK(removed == Approx(12 * (12 * d * d * L + V * d) + 12 * N * d * (2 * L + 1) + 6 * N * d * 2 * L));
+  // Nothing else changes: the same operators less the casts, in the same order.
+  std::vector<std::string> kept;
+  for (const Op& o : autocast.micro)
+    if (!o.autocast_cast) kept.push_back(o.name);
+  std::vector<std::string> names;
+  for (const Op& o : mixed.micro) names.push_back(o.name);
+  CHECK(names == kept);
+  CHECK(std::none_of(mixed.micro.begin(), mixed.micro.end(), [](const Op& o) { return o.autocast_cast; }));
+  // The loss still casts the logits to fp32: the model asks for it.
+  CHECK(std::any_of(mixed.micro.begin(), mixed.micro.end(), [](const Op& o) { return o.name == "ce.cast"; }));
+  // fp32 has no casts to drop.
+  s.precision = Precision::fp32;
+  const StepOps fp32 = build_step_ops(s);
+  s.params_16bit = false;
+  CHECK(build_step_ops(s).micro.size() == fp32.micro.size());
+}
