@@ -5,6 +5,7 @@
 
 #include "models/compute_model.hpp"
 #include "models/memory_model.hpp"
+#include "tests/support/gpt_step.hpp"
 
 using namespace gp;
 
@@ -898,14 +899,7 @@ TEST_CASE("models::compute: on 16-bit parameters (FSDP's MixedPrecision) autocas
   //   weights and their gradients 2 x 6 (12 d^2 L + V d), LayerNorm outputs and their gradients 2 x 6 N d (2L + 1),
   //   residual branch gradients 6 N d x 2L.
   const double L = 12, d = 768, N = 1024;
-  StepConfig s;
-  s.model.id = "gpt";
-  s.model.family = ModelFamily::gpt;
-  s.model.dims.layers = 12;
-  s.model.dims.d_model = 768;
-  s.model.dims.heads = 12;
-  s.model.dims.seq = 256;
-  s.micro_batch = 4;
+  StepConfig s = test::gpt_step(12, 768, 12, 256, 4);
   const double V = s.model.dims.vocab;
   REQUIRE(V == 50304);
   const StepOps autocast = build_step_ops(s);
