@@ -381,3 +381,24 @@ TEST_CASE("app::scenario: image_size builds a vision model for its image size", 
                          "cluster": {"instance": "aws-p5en.48xlarge"}})", "r.json", catalog(), d3);
   CHECK(d3.render().find("r.json:/workload/image_size: must be an integer in [32, 4096], got 16") != std::string::npos);
 }
+
+TEST_CASE("app::scenario: FSDP's MixedPrecision in one alternative of a strategy sweep, and on its parameters",
+          "[scenario][sweep]") {
+  // The flag is refused with DDP, so a sweep over strategies gives parallelism as alternatives.
+  Diagnostics d;
+  auto sc = load_scenario_text(R"({"workload": {"model": "gpt-350m", "micro_batch": 8, "steps": 1000},
+      "software": {"parallelism": [{"strategy": "ddp"}, {"strategy": "fsdp", "fsdp_mixed_precision": true}]},
+      "cluster": {"gpu": "h100-sxm", "gpus_per_node": 8, "intra_node": "nvlink4-h100", "nodes": 1},
+      "pricing": {"price_per_gpu_hour": 3}})",
+                               "alternatives.json", catalog(), d);
+  INFO(d.render());
+  REQUIRE(sc.has_value());
+  REQUIRE(sc->configs.size() == 2);
+  CHECK(sc->configs[0].parallel.strategy == DataParallel::ddp);
+  CHECK_FALSE(sc->configs[0].parallel.fsdp_mixed_precision);
+  CHECK_FALSE(sc->configs[0].step.params_16bit);
+  CHECK(sc->configs[1].parallel.strategy == DataParallel::fsdp);
+  CHECK(sc->configs[1].parallel.fsdp_mixed_precision);
+  // The step computes on 16-bit parameters: the compute model drops autocast's casts for it.
+  CHECK(sc->configs[1].step.params_16bit);
+}
