@@ -344,6 +344,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     p.flops += op.flops * n;
     if (op.kind == OpKind::gemm || op.kind == OpKind::attention) compute += t;
     if (op.nchw) p.gpu_nchw += t;
+    if (op.autocast_cast) p.gpu_autocast_casts += t;
   };
   for (const Op& op : ops.micro) {
     if (op.phase == Phase::forward) {

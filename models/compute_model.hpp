@@ -176,6 +176,7 @@ struct StepPrediction {
   Seconds gpu_busy;          // sum of the three
   Seconds gpu_compute;       // part of gpu_busy spent in FLOP-bound work (gemm, attention)
   Seconds gpu_nchw;          // part of gpu_busy in NCHW-only kernels (NCHW BatchNorm, depthwise, layout transforms)
+  Seconds gpu_autocast_casts;  // part of gpu_busy in autocast's casts of fp32 weights and stream (Op::autocast_cast)
   Seconds cpu_issue;         // CPU time to issue every kernel of the step
   double kernels = 0;        // kernels per step
   double calls = 0;          // framework calls per step (eager CPU cost per call)

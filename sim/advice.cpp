@@ -27,6 +27,11 @@ bool fsdp_mixed_precision_applies(const JobConfig& j) {
          !j.parallel.fsdp_mixed_precision && is_autocast(j.step.precision);
 }
 
+// Whether an earlier line of `out` already names `text` (an option advised once, not by every section).
+bool names(const std::vector<std::string>& out, const char* text) {
+  return std::any_of(out.begin(), out.end(), [&](const std::string& s) { return s.find(text) != std::string::npos; });
+}
+
 // What would shrink a rank's memory that the job does not do yet, in the order of least cost to the step.
 // Empty when the step has nothing left to shrink (micro-batch 1, checkpointing, parameters sharded).
 // When the resident state alone (weights, gradients, optimizer states) exceeds the GPU, only sharding helps.
@@ -140,6 +145,18 @@ void compute_advice(const AdviceInputs& a, std::vector<std::string>& out) {
                       "depthwise and layout-transform kernels take %.1f of the %.1f ms step",
                       p.gpu_nchw.ms(), p.total.ms()));
   }
+  // FSDP under autocast casts every fp32 weight in every micro-batch (its parameters are views autocast does not
+  // cache); on MixedPrecision's 16-bit parameters those kernels do not run.
+  if (fsdp_mixed_precision_applies(j) && !pace.launch_bound() && !names(out, "parallelism.fsdp_mixed_precision") &&
+      p.gpu_autocast_casts.value() > kStepShare * p.gpu_busy.value()) {
+    const std::string dt = to_string(j.step.precision);
+    out.push_back("use FSDP's MixedPrecision(param_dtype=" + dt + ", reduce_dtype=" + dt +
+                  fmt(") (parallelism.fsdp_mixed_precision): autocast's casts of the fp32 weights and activations "
+                      "take %.0f%% of the GPU's time (%.1f of %.1f ms per step), and on 16-bit parameters they do "
+                      "not run; it also halves the bytes FSDP gathers and reduce-scatters",
+                      100.0 * p.gpu_autocast_casts.value() / p.gpu_busy.value(), p.gpu_autocast_casts.ms() / pp,
+                      p.gpu_busy.ms() / pp));
+  }
   if (pace.launch_bound() && j.step.activation_checkpointing &&
       p.cpu_recompute.value() > kStepShare * p.total.value()) {
     out.push_back(fmt("activation checkpointing keeps the CPU busy: its saved-tensor hooks and recompute bookkeeping "
@@ -206,7 +223,7 @@ void comm_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   if (in.comm.layer_units > 0) {
     // Without MixedPrecision the units travel as fp32: bf16 halves every gather and reduce-scatter.
     out.push_back(fmt("FSDP gathers exposed (%.0f%% of the step): ", pct * dp) +
-                  (fsdp_mixed_precision_applies(j)
+                  (fsdp_mixed_precision_applies(j) && !names(out, "parallelism.fsdp_mixed_precision")
                        ? std::string("use FSDP's MixedPrecision(param_dtype=") + to_string(j.step.precision) +
                              ") (parallelism.fsdp_mixed_precision), which halves the bytes gathered and "
                              "reduce-scattered; "

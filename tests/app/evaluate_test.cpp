@@ -411,3 +411,20 @@ TEST_CASE("app::evaluate: FSDP under autocast out of memory, MixedPrecision is a
   // Halving the bytes gathered cannot slow the step.
   CHECK(mixed.step_time.value() <= autocast.step_time.value() * (1 + 1e-9));
 }
+
+TEST_CASE("app::evaluate: FSDP under autocast that fits is told what autocast's casts cost it") {
+  // GPT-6.7B b2 x 1,024 on 8 H200s, FULL_SHARD, fits and is GPU-bound. Autocast casts every fp32 weight in every
+  // micro-batch, and the gradients back: 12 B x 6.4e9 Linear weights a micro-batch, beside the LayerNorm outputs'
+  // and residual gradients' casts. With MixedPrecision the advice has nothing to say about it.
+  const std::string w = R"({"model": "gpt-6.7b", "micro_batch": 2, "seq": 1024, "steps": 100, "precision": "bf16"})";
+  const auto autocast = evaluate_one_h200(w, R"({"parallelism": {"strategy": "fsdp"}})", 8);
+  REQUIRE(autocast.fits);
+  CHECK(has(autocast, "autocast's casts of the fp32 weights"));
+  CHECK(has(autocast, "parallelism.fsdp_mixed_precision"));
+  const auto mixed = evaluate_one_h200(w, R"({"parallelism": {"strategy": "fsdp", "fsdp_mixed_precision": true}})", 8);
+  CHECK_FALSE(has(mixed, "fsdp_mixed_precision"));
+  CHECK(mixed.step_breakdown.compute.value() < 0.9 * autocast.step_breakdown.compute.value());
+  // DDP keeps fp32 weights under autocast too, but the option is FSDP's: not advised there.
+  const auto ddp = evaluate_one_h200(w, R"({"parallelism": {"strategy": "ddp"}})", 8);
+  CHECK_FALSE(has(ddp, "fsdp_mixed_precision"));
+}

@@ -919,6 +919,18 @@ TEST_CASE("models::compute: on 16-bit parameters (FSDP's MixedPrecision) autocas
   CHECK(std::none_of(mixed.micro.begin(), mixed.micro.end(), [](const Op& o) { return o.autocast_cast; }));
   // The loss still casts the logits to fp32: the model asks for it.
   CHECK(std::any_of(mixed.micro.begin(), mixed.micro.end(), [](const Op& o) { return o.name == "ce.cast"; }));
+  // Conservation: the GPU time the casts take under autocast is what 16-bit parameters save, and nothing else
+  // moves. On the synthetic device the casts are bytes over 4 TB/s: 6 B an element each way.
+  const DeviceModel dev = device();
+  s.params_16bit = false;
+  const StepPrediction with_casts = predict_step_from_ops(autocast, s, dev, bare_constants());
+  s.params_16bit = true;
+  const StepPrediction without = predict_step_from_ops(mixed, s, dev, bare_constants());
+  CHECK(with_casts.gpu_autocast_casts.value() == Approx(removed / 4e12));
+  CHECK(without.gpu_autocast_casts.value() == 0.0);
+  CHECK(with_casts.gpu_busy.value() - without.gpu_busy.value() ==
+        Approx(with_casts.gpu_autocast_casts.value()).epsilon(1e-9));
+  CHECK(with_casts.gpu_compute.value() == Approx(without.gpu_compute.value()));
   // fp32 has no casts to drop.
   s.precision = Precision::fp32;
   const StepOps fp32 = build_step_ops(s);
