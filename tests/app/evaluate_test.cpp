@@ -391,6 +391,21 @@ TEST_CASE("app::evaluate: out of memory with tensor parallelism, sequence parall
   CHECK_FALSE(has(sp, "enable sequence parallelism"));
 }
 
+namespace {
+
+// GPT-6.7B at micro-batch b x 1,024 tokens, FULL_SHARD over 8 H200s, under autocast and with FSDP's MixedPrecision.
+struct FsdpPair {
+  gp::JobResult autocast, mixed;
+};
+FsdpPair gpt_6_7b_fsdp(int micro_batch) {
+  const std::string w = R"({"model": "gpt-6.7b", "micro_batch": )" + std::to_string(micro_batch) +
+                        R"(, "seq": 1024, "steps": 100, "precision": "bf16"})";
+  return {evaluate_one_h200(w, R"({"parallelism": {"strategy": "fsdp"}})", 8),
+          evaluate_one_h200(w, R"({"parallelism": {"strategy": "fsdp", "fsdp_mixed_precision": true}})", 8)};
+}
+
+}  // namespace
+
 TEST_CASE("app::evaluate: FSDP under autocast out of memory, MixedPrecision is advised with its saving") {
   // GPT-6.7B (6,654,402,560 parameters; a block 201,379,840, the root 210,247,680) at micro-batch 22 x 1,024
   // tokens, FULL_SHARD over 8 H200s, no checkpointing. Under autocast the rank holds a bf16 copy of every weight
@@ -398,12 +413,10 @@ TEST_CASE("app::evaluate: FSDP under autocast out of memory, MixedPrecision is a
   // copies, halves the units and holds the residual stream in bf16: each block's two LayerNorm inputs and the
   // final LayerNorm's, (2 x 32 + 1) x N d x 2 B less, N = 22 x 1,024. In all 2 x 6,654,402,560 + 2 x 814,387,200
   // + 130 x 22,528 x 4,096 bytes = 25.10 GiB less.
-  const std::string w = R"({"model": "gpt-6.7b", "micro_batch": 22, "seq": 1024, "steps": 100, "precision": "bf16"})";
-  const auto autocast = evaluate_one_h200(w, R"({"parallelism": {"strategy": "fsdp"}})", 8);
+  const auto [autocast, mixed] = gpt_6_7b_fsdp(22);
   REQUIRE_FALSE(autocast.fits);
   CHECK(has(autocast, "MixedPrecision(param_dtype=bf16, reduce_dtype=bf16) (parallelism.fsdp_mixed_precision)"));
   CHECK(has(autocast, "25.1 GiB less"));
-  const auto mixed = evaluate_one_h200(w, R"({"parallelism": {"strategy": "fsdp", "fsdp_mixed_precision": true}})", 8);
   CHECK(mixed.fits);
   CHECK(autocast.memory_per_gpu.value() - mixed.memory_per_gpu.value() ==
         Approx(2.0 * 6654402560.0 + 2.0 * (210247680.0 + 3 * 201379840.0) + 130.0 * 22528 * 4096));
@@ -416,15 +429,15 @@ TEST_CASE("app::evaluate: FSDP under autocast that fits is told what autocast's 
   // GPT-6.7B b2 x 1,024 on 8 H200s, FULL_SHARD, fits and is GPU-bound. Autocast casts every fp32 weight in every
   // micro-batch, and the gradients back: 12 B x 6.4e9 Linear weights a micro-batch, beside the LayerNorm outputs'
   // and residual gradients' casts. With MixedPrecision the advice has nothing to say about it.
-  const std::string w = R"({"model": "gpt-6.7b", "micro_batch": 2, "seq": 1024, "steps": 100, "precision": "bf16"})";
-  const auto autocast = evaluate_one_h200(w, R"({"parallelism": {"strategy": "fsdp"}})", 8);
+  const auto [autocast, mixed] = gpt_6_7b_fsdp(2);
   REQUIRE(autocast.fits);
   CHECK(has(autocast, "autocast's casts of the fp32 weights"));
   CHECK(has(autocast, "parallelism.fsdp_mixed_precision"));
-  const auto mixed = evaluate_one_h200(w, R"({"parallelism": {"strategy": "fsdp", "fsdp_mixed_precision": true}})", 8);
   CHECK_FALSE(has(mixed, "fsdp_mixed_precision"));
   CHECK(mixed.step_breakdown.compute.value() < 0.9 * autocast.step_breakdown.compute.value());
   // DDP keeps fp32 weights under autocast too, but the option is FSDP's: not advised there.
-  const auto ddp = evaluate_one_h200(w, R"({"parallelism": {"strategy": "ddp"}})", 8);
+  const auto ddp = evaluate_one_h200(
+      R"({"model": "gpt-6.7b", "micro_batch": 2, "seq": 1024, "steps": 100, "precision": "bf16"})",
+      R"({"parallelism": {"strategy": "ddp"}})", 8);
   CHECK_FALSE(has(ddp, "fsdp_mixed_precision"));
 }
