@@ -300,7 +300,7 @@ json config_json(const ConfigOutcome& c) {
                       {"tp", c.job.parallel.tp},
                       {"pp", c.job.parallel.pp},
                       {"sequence_parallel", c.job.parallel.sequence_parallel},
-                      {"fsdp_mixed_precision", c.job.parallel.fsdp_mixed_precision}};
+                      {"fsdp_mixed_precision", c.job.step.params_16bit}};
   j["sweep"] = c.sweep;
   j["sweep_label"] = c.sweep_label;
   j["step_time_s"] = r.step_time.value();

@@ -288,7 +288,8 @@ struct Parser {
       job.parallel.tp = static_cast<int>(pr.integer("tp", false, 1, 1 << 20).value_or(1));
       job.parallel.pp = static_cast<int>(pr.integer("pp", false, 1, 1 << 20).value_or(1));
       job.parallel.sequence_parallel = pr.boolean("sequence_parallel", false).value_or(false);
-      job.parallel.fsdp_mixed_precision = pr.boolean("fsdp_mixed_precision", false).value_or(false);
+      // FSDP's MixedPrecision: the step computes on 16-bit parameters (checked with the strategy below).
+      job.step.params_16bit = pr.boolean("fsdp_mixed_precision", false).value_or(false);
       pr.finish();
     }
     job.step.cuda_graphs = r.boolean("cuda_graphs", false).value_or(false);
@@ -473,7 +474,7 @@ struct Parser {
     }
     // FSDP's MixedPrecision casts the sharded parameters to the step's 16-bit dtype; other strategies keep a
     // whole copy of the weights and autocast, and an fp32 / tf32 step has no 16-bit dtype to cast to.
-    if (job.parallel.fsdp_mixed_precision) {
+    if (job.step.params_16bit) {
       const auto s = job.parallel.strategy;
       if (s != DataParallel::fsdp && s != DataParallel::zero3)
         root.error("/software/parallelism/fsdp_mixed_precision",
@@ -482,8 +483,6 @@ struct Parser {
         root.error("/software/parallelism/fsdp_mixed_precision",
                    std::string("needs a 16-bit workload.precision (bf16 or fp16), got ") +
                        to_string(job.step.precision));
-      else
-        job.step.params_16bit = true;
     }
     // Stages are modelled as equal (1/pp of the layers each): a pp that does not divide the layers has a
     // stage with one layer more than that, which sets the pipeline's pace and its memory; refused rather than

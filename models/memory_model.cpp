@@ -42,7 +42,7 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   // One rank alone keeps its parameters unsharded (FSDP skips the gathers at world size 1).
   // With FSDP's MixedPrecision the gathered units and their unsharded gradients are 16-bit (param_dtype and
   // reduce_dtype), and no autocast copies are made: the forward computes with the gathered 16-bit parameters.
-  const bool mixed = par.fsdp_mixed_precision && shards_weights(par.strategy) && is_autocast(step.precision);
+  const bool mixed = step.params_16bit && shards_weights(par.strategy) && is_autocast(step.precision);
   if (shards_weights(par.strategy) && par.dp > 1 && P > 0) {
     // A stage holds whole blocks, each split over tp.
     const int units = sharding_units(step.model);
@@ -104,11 +104,11 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   // With a CUDA graph what max_memory_allocated sees is the state outside the graph's pool: the end of backward
   // less the outputs the loop keeps, which the captured step allocates in the pool.
   m.peak_allocated = step.cuda_graphs ? end_bwd - m.outputs_alive : m.peak_device;
-  if (shards_weights(par.strategy) && par.dp > 1 && is_autocast(step.precision) && !par.fsdp_mixed_precision) {
-    ParallelConfig with = par;
-    with.fsdp_mixed_precision = true;
+  if (shards_weights(par.strategy) && par.dp > 1 && is_autocast(step.precision) && !step.params_16bit) {
+    StepConfig with = step;
+    with.params_16bit = true;
     m.fsdp_mixed_precision_saving =
-        m.peak_device - predict_memory_from_ops(ops, step, with, device_memory, context, mc).peak_device;
+        m.peak_device - predict_memory_from_ops(ops, with, par, device_memory, context, mc).peak_device;
   }
   m.capacity = device_memory - (context.value() > 0 ? context : mc.context_default);
   m.largest_tensor = ops.largest_tensor / tp;

@@ -32,8 +32,10 @@ struct StepConfig {
   // `logits, loss = model(x, y)` and Hugging Face's `outputs` do, and as the reference runs' peak memory shows;
   // false when the forward returns only the loss.
   bool logits_kept = true;
-  // The forward computes on 16-bit parameters without autocast (FSDP's MixedPrecision: set from
-  // ParallelConfig::fsdp_mixed_precision when a scenario is read): no per-op casts of weights or the residual stream.
+  // FSDP / ZeRO-3 with PyTorch FSDP's MixedPrecision(param_dtype, reduce_dtype) in the step's 16-bit dtype (the
+  // scenario's parallelism.fsdp_mixed_precision): units are gathered, computed on and their gradients reduce-scattered
+  // in 16 bits, and the forward runs without autocast, so no per-op casts of weights or the residual stream. Without
+  // it (PyTorch's default) the gathered parameters are fp32 and autocast casts them op by op.
   bool params_16bit = false;
 };
 
@@ -49,10 +51,6 @@ struct ParallelConfig {
   // Megatron's sequence parallelism: with tp > 1 the LayerNorm and residual activations are split over the
   // tensor-parallel ranks too (the all-reduces become reduce-scatter + all-gather of the same volume).
   bool sequence_parallel = false;
-  // FSDP / ZeRO-3 with PyTorch FSDP's MixedPrecision(param_dtype, reduce_dtype) in the step's 16-bit dtype: units
-  // are gathered, computed and their gradients reduce-scattered in 16 bits, and the forward runs without autocast.
-  // Without it (PyTorch's default) the gathered parameters are fp32 and autocast casts them op by op.
-  bool fsdp_mixed_precision = false;
 };
 
 const char* to_string(Precision p);

@@ -24,7 +24,7 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
 bool fsdp_mixed_precision_applies(const JobConfig& j) {
   const auto s = j.parallel.strategy;
   return (s == DataParallel::fsdp || s == DataParallel::zero3) && j.parallel.dp > 1 &&
-         !j.parallel.fsdp_mixed_precision && is_autocast(j.step.precision);
+         !j.step.params_16bit && is_autocast(j.step.precision);
 }
 
 // Whether an earlier line of `out` already names `text` (an option advised once, not by every section).

@@ -91,7 +91,7 @@ void add_comm(const JobConfig& job, double params, StepSimInput& in, std::vector
       case DataParallel::fsdp: {
         const int units = std::max(1, sharding_units(job.step.model) / p.pp);
         // Gathers and reduce-scatters move fp32 unless FSDP's MixedPrecision casts the units to 16 bits.
-        const Bytes unit(shard_params * (p.fsdp_mixed_precision ? act : kFp32) / units);
+        const Bytes unit(shard_params * (job.step.params_16bit ? act : kFp32) / units);
         c.layer_units = units;
         c.unit_allgather = collective_time(collective::Op::all_gather, unit, dp, job);
         c.unit_reduce_scatter = collective_time(collective::Op::reduce_scatter, unit, dp, job);

@@ -332,8 +332,8 @@ TEST_CASE("app::trend: FSDP under autocast without MixedPrecision moves twice th
   const auto out = gp::app::evaluate(l.sc, l.cat, options());
   REQUIRE(out.size() == 2);
   const auto &fp32 = out[0], &bf16 = out[1];
-  REQUIRE_FALSE(fp32.job.parallel.fsdp_mixed_precision);
-  REQUIRE(bf16.job.parallel.fsdp_mixed_precision);
+  REQUIRE_FALSE(fp32.job.step.params_16bit);
+  REQUIRE(bf16.job.step.params_16bit);
   const auto comm = [](const gp::app::ConfigOutcome& c) {
     return c.result.step_breakdown.comm_exposed.value() + c.result.step_breakdown.comm_hidden.value();
   };

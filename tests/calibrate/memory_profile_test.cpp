@@ -231,8 +231,17 @@ std::vector<MeasuredRank> measured_ranks(const std::string& file) {
     m.step = fsdp_gpt(m.r["layers"], m.r["d_model"], m.r["heads"], m.r["seq"], m.r["batch"], m.r["grad_accum"],
                       m.r["activation_checkpointing"]);
     m.step.model.dims.tied_embeddings = m.r.value("tied_embeddings", true);
+    m.step.params_16bit = m.r.value("fsdp_mixed_precision", false);
     m.ops = build_step_ops(m.step);
     m.par.dp = m.r["world_size"];
+    // FSDP1's FULL_SHARD and FSDP2's fully_shard are gpuplan's fsdp, SHARD_GRAD_OP its zero2; DDP records name
+    // their strategy (ddp, or zero1 for ZeroRedundancyOptimizer inside DDP).
+    const std::string sharding = m.r.value("sharding", ""), strategy = m.r.value("strategy", "");
+    m.par.strategy = sharding == "SHARD_GRAD_OP" ? DataParallel::zero2
+                     : !sharding.empty()         ? DataParallel::fsdp
+                     : strategy == "zero1"       ? DataParallel::zero1
+                                                 : DataParallel::ddp;
+    m.par.gradient_as_bucket_view = m.r.value("gradient_as_bucket_view", false);
     m.measured_gib = m.r["max_memory_allocated_gib"].get<double>();
     out.push_back(std::move(m));
   }
@@ -286,8 +295,9 @@ TEST_CASE("models::memory: FSDP's MixedPrecision gathers 16-bit units and makes 
   p.dp = 32;
   p.strategy = DataParallel::fsdp;
   const auto autocast = predict_memory_from_ops(ops, s, p, Bytes::gib(80), Bytes::gib(0.5));
-  p.fsdp_mixed_precision = true;
-  const auto mixed = predict_memory_from_ops(ops, s, p, Bytes::gib(80), Bytes::gib(0.5));
+  StepConfig s16 = s;
+  s16.params_16bit = true;
+  const auto mixed = predict_memory_from_ops(ops, s16, p, Bytes::gib(80), Bytes::gib(0.5));
   const double units = 210247680.0 + 3 * 201379840.0;
   CHECK(autocast.gathered.value() == Approx(4.0 * units));
   CHECK(mixed.gathered.value() == Approx(2.0 * units));
@@ -309,7 +319,7 @@ TEST_CASE("models::memory: FSDP's MixedPrecision gathers 16-bit units and makes 
   CHECK(mixed.fsdp_mixed_precision_saving.value() == 0.0);
   // DDP keeps a whole replica and autocasts: the option does not apply to it.
   p.strategy = DataParallel::ddp;
-  const auto ddp = predict_memory_from_ops(ops, s, p, Bytes::gib(80), Bytes::gib(0.5));
+  const auto ddp = predict_memory_from_ops(ops, s16, p, Bytes::gib(80), Bytes::gib(0.5));
   CHECK(ddp.autocast_copies.value() == Approx(2.0 * 6654402560.0));
 }
 
@@ -326,8 +336,6 @@ TEST_CASE("calibrate::memory: one FSDP rank's peak as torch.cuda measured it (fa
   for (MeasuredRank& m : measured_ranks("fsdp-memory-h100-2026-12-07.jsonl")) {
     INFO(m.r["id"].get<std::string>());
     REQUIRE(m.ops.params == m.r["params"].get<double>());
-    m.par.strategy = m.r["sharding"] == "FULL_SHARD" ? DataParallel::fsdp : DataParallel::zero2;
-    m.par.fsdp_mixed_precision = m.r["fsdp_mixed_precision"].get<bool>();
     const auto p = predict_memory_from_ops(m.ops, m.step, m.par, Bytes::gib(80), Bytes::gib(0.5));
     const double err = peak_error_pct(m, p);
     CHECK(std::abs(err) <= 10.0);
@@ -350,8 +358,7 @@ TEST_CASE("calibrate::memory: FSDP's MixedPrecision and FSDP2, one rank's peak a
     for (MeasuredRank& m : measured_ranks(f)) {
       INFO(m.r["id"].get<std::string>());
       REQUIRE(m.ops.params == m.r["params"].get<double>());
-      m.par.strategy = DataParallel::fsdp;
-      m.par.fsdp_mixed_precision = m.r["fsdp_mixed_precision"].get<bool>();
+      REQUIRE(m.par.strategy == DataParallel::fsdp);
       const auto p = predict_memory_from_ops(m.ops, m.step, m.par, Bytes::gib(80), Bytes::gib(0.5));
       const double err = peak_error_pct(m, p);
       // Not modelled: FSDP2 checkpointed under autocast. GPT-6.7B b2 x 8 held 10.4 GiB more than FSDP1 did in the
@@ -381,8 +388,6 @@ TEST_CASE("calibrate::memory: one DDP rank holds its all-reduce buckets (fake pr
   for (MeasuredRank& m : measured_ranks("dp-memory-h100-2026-12-07.jsonl")) {
     INFO(m.r["id"].get<std::string>());
     REQUIRE(m.ops.params == m.r["params"].get<double>());
-    m.par.strategy = m.r["strategy"] == "zero1" ? DataParallel::zero1 : DataParallel::ddp;
-    m.par.gradient_as_bucket_view = m.r["gradient_as_bucket_view"].get<bool>();
     const auto p = predict_memory_from_ops(m.ops, m.step, m.par, Bytes::gib(80), Bytes::gib(0.5));
     CHECK(p.grad_buckets.value() == 4.0 * m.ops.params);
     const Bytes resident = p.weights + p.optimizer_states + p.grad_buckets + p.workspace;

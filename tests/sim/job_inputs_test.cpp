@@ -231,7 +231,7 @@ TEST_CASE("sim::job_inputs: FSDP gathers per transformer layer, tensor paralleli
   j.step.model.dims.heads = 12;
   j.step.model.dims.seq = 1024;
   j.parallel.strategy = gp::DataParallel::fsdp;
-  j.parallel.fsdp_mixed_precision = true;
+  j.step.params_16bit = true;
   std::vector<std::string> notes;
   StepSimInput in = make_step_input(j, prediction(), profile(), constants(), notes);
   CHECK(in.comm.layer_units == 12);
@@ -246,7 +246,7 @@ TEST_CASE("sim::job_inputs: FSDP gathers per transformer layer, tensor paralleli
   CHECK(in.comm.unit_reduce_scatter.value() ==
         Approx(gp::collective::estimate(gp::collective::Op::reduce_scatter, unit, t16).time.value()).epsilon(1e-12));
   // Without MixedPrecision (PyTorch's default) the units stay fp32 under autocast: twice the bytes.
-  j.parallel.fsdp_mixed_precision = false;
+  j.step.params_16bit = false;
   in = make_step_input(j, prediction(), profile(), constants(), notes);
   CHECK(in.comm.unit_allgather.value() ==
         Approx(gp::collective::estimate(gp::collective::Op::all_gather, unit * 2.0, t16).time.value()).epsilon(1e-12));
