@@ -27,6 +27,12 @@ bool fsdp_mixed_precision_applies(const JobConfig& j) {
          !j.step.params_16bit && is_autocast(j.step.precision);
 }
 
+// The option as a PyTorch user writes it, and as the scenario names it.
+std::string mixed_precision_option(const JobConfig& j) {
+  const std::string dt = to_string(j.step.precision);
+  return "use FSDP's MixedPrecision(param_dtype=" + dt + ", reduce_dtype=" + dt + ") (parallelism.fsdp_mixed_precision)";
+}
+
 // Whether an earlier line of `out` already names `text` (an option advised once, not by every section).
 bool names(const std::vector<std::string>& out, const char* text) {
   return std::any_of(out.begin(), out.end(), [&](const std::string& s) { return s.find(text) != std::string::npos; });
@@ -45,13 +51,10 @@ std::vector<std::string> memory_remedies(const JobConfig& j, const MemoryPredict
                     "its all-reduce buckets instead of a second %.1f GiB copy",
                     m.grads.gib()));
   // FSDP's MixedPrecision: 16-bit gathered units and no autocast copies, at no cost to the step.
-  if (m.fsdp_mixed_precision_saving.value() > 0) {
-    const std::string dt = to_string(j.step.precision);
-    r.push_back("use FSDP's MixedPrecision(param_dtype=" + dt + ", reduce_dtype=" + dt +
-                fmt(") (parallelism.fsdp_mixed_precision): 16-bit gathered units and residual stream, no autocast "
-                    "copies, %.1f GiB less",
-                    m.fsdp_mixed_precision_saving.gib()));
-  }
+  if (m.fsdp_mixed_precision_saving.value() > 0)
+    r.push_back(mixed_precision_option(j) + fmt(": 16-bit gathered units and residual stream, no autocast copies, "
+                                                "%.1f GiB less",
+                                                m.fsdp_mixed_precision_saving.gib()));
   // Sequence parallelism splits the LayerNorm activations each tp rank holds whole, at no extra communication.
   if (!state_alone_too_big && m.sequence_parallel_saving.value() > 0)
     r.push_back(fmt("enable sequence parallelism (parallelism.sequence_parallel, Megatron's --sequence-parallel): "
@@ -149,9 +152,8 @@ void compute_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   // cache); on MixedPrecision's 16-bit parameters those kernels do not run.
   if (fsdp_mixed_precision_applies(j) && !pace.launch_bound() && !names(out, "parallelism.fsdp_mixed_precision") &&
       p.gpu_autocast_casts.value() > kStepShare * p.gpu_busy.value()) {
-    const std::string dt = to_string(j.step.precision);
-    out.push_back("use FSDP's MixedPrecision(param_dtype=" + dt + ", reduce_dtype=" + dt +
-                  fmt(") (parallelism.fsdp_mixed_precision): autocast's casts of the fp32 weights and activations "
+    out.push_back(mixed_precision_option(j) +
+                  fmt(": autocast's casts of the fp32 weights and activations "
                       "take %.0f%% of the GPU's time (%.1f of %.1f ms per step), and on 16-bit parameters they do "
                       "not run; it also halves the bytes FSDP gathers and reduce-scatters",
                       100.0 * p.gpu_autocast_casts.value() / p.gpu_busy.value(), p.gpu_autocast_casts.ms() / pp,
@@ -224,9 +226,7 @@ void comm_advice(const AdviceInputs& a, std::vector<std::string>& out) {
     // Without MixedPrecision the units travel as fp32: bf16 halves every gather and reduce-scatter.
     out.push_back(fmt("FSDP gathers exposed (%.0f%% of the step): ", pct * dp) +
                   (fsdp_mixed_precision_applies(j) && !names(out, "parallelism.fsdp_mixed_precision")
-                       ? std::string("use FSDP's MixedPrecision(param_dtype=") + to_string(j.step.precision) +
-                             ") (parallelism.fsdp_mixed_precision), which halves the bytes gathered and "
-                             "reduce-scattered; "
+                       ? mixed_precision_option(j) + ", which halves the bytes gathered and reduce-scattered; "
                        : std::string()) +
                   "raise micro_batch or use hybrid sharding within nodes");
     return;
