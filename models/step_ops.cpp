@@ -181,7 +181,7 @@ StepOps build_step_ops(const StepConfig& step) {
   if (step.micro_batch < 1 || step.grad_accum < 1)
     ops.not_expressible = "micro_batch and grad_accum must be at least 1";
   // On 16-bit parameters (FSDP's MixedPrecision) nothing is cast per op: the weights arrive 16-bit, and so does
-  // the residual stream. The bytes of the 16-bit stream itself are not re-counted (docs/calibration.md section 5).
+  // the residual stream (whose kernels build_gpt_ops and build_vit_ops count in 16 bits, stream_bytes).
   if (step.params_16bit && is_autocast(step.precision))
     std::erase_if(ops.micro, [](const Op& o) { return o.autocast_cast; });
   if (ops.not_expressible.empty()) {

@@ -18,6 +18,7 @@ struct Block {
   bool mha_copies = false;  // nn.MultiheadAttention packs/unpacks q,k,v with contiguous copies
   double layers = 1;
   bool ckpt = false;
+  double stream = 4;  // bytes an element of the residual stream and its LayerNorms (stream_bytes)
 };
 
 Op attention_op(std::string name, Phase ph, Dtype dt, Flops f, Bytes bytes, double count, int kernels,
@@ -33,6 +34,14 @@ Op attention_op(std::string name, Phase ph, Dtype dt, Flops f, Bytes bytes, doub
   op.kernels = kernels;
   op.recompute = recompute;
   return op;
+}
+
+// Bytes an element of the residual stream: fp32 under autocast, whose embeddings and LayerNorms stay fp32 (type
+// promotion keeps the sum fp32), and in fp32 / TF32; 16-bit when the parameters themselves are (FSDP's
+// MixedPrecision casts them, and its inputs, to the 16-bit dtype), so that LayerNorm, the residual adds and the
+// embeddings read and write 16-bit tensors.
+double stream_bytes(const StepConfig& step) {
+  return step.params_16bit && is_autocast(step.precision) ? activation_bytes(step.precision) : 4.0;
 }
 
 // Dtype the fused attention kernel computes in: flash (16-bit) under autocast; fp32 inputs fall back to
@@ -51,8 +60,9 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   const bool ac = is_autocast(p);
   const double L = k.layers;
   const bool rc = k.ckpt;
+  const double sb = k.stream;
   // --- forward
-  add_memory(ops, "ln1.fwd", Phase::forward, Bytes(8 * N * d), L, 1, rc);
+  add_memory(ops, "ln1.fwd", Phase::forward, Bytes(2 * sb * N * d), L, 1, rc);
   ops.back().rows = N;
   ops.back().channels = d;
   add_linear(ops, {"qkv", N, d, 3 * d, L, true, ac, true, rc}, p);
@@ -68,11 +78,11 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
     ops.back().transpose = true;
     add_memory(ops, "qkv.pack", Phase::forward, Bytes(2 * a * 3 * N * d), L, 1, rc);
     ops.back().transpose = true;
-    add_memory(ops, "mha.ln_copy", Phase::forward, Bytes(8 * N * d), L, 1, rc);
+    add_memory(ops, "mha.ln_copy", Phase::forward, Bytes(2 * sb * N * d), L, 1, rc);
     ops.back().transpose = true;
     add_memory(ops, "mha.in_copy.bwd", Phase::backward, Bytes(2 * a * N * d), L, 1);
     ops.back().transpose = true;
-    add_memory(ops, "mha.ln_copy.bwd", Phase::backward, Bytes(8 * N * d), L, 1);
+    add_memory(ops, "mha.ln_copy.bwd", Phase::backward, Bytes(2 * sb * N * d), L, 1);
     ops.back().transpose = true;
   }
   // Attention FLOPs: QK^T and PV, 2*s*s*hd each per head = 4*b*s^2*d; a causal mask skips half.
@@ -96,12 +106,12 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
     add_memory(ops, "attn.out_copy", Phase::forward, Bytes(2 * a * N * d), L, 1, rc);
   }
   add_linear(ops, {"proj", N, d, d, L, true, false, true, rc}, p);
-  add_memory(ops, "residual1.fwd", Phase::forward, Bytes((8 + a) * N * d), L, 1, rc);
-  if (a < 4) unrolled_path(ops.back());  // the fp32 stream plus a 16-bit branch: a cast inside the kernel
+  add_memory(ops, "residual1.fwd", Phase::forward, Bytes((2 * sb + a) * N * d), L, 1, rc);
+  if (a < sb) unrolled_path(ops.back());  // the fp32 stream plus a 16-bit branch: a cast inside the kernel
   // nn.MultiheadAttention(batch_first) returns its output as a transposed view: the residual add reads it
   // strided (profiled: a non-vectorised add kernel at about a transpose's rate).
   ops.back().transpose = k.mha_copies;
-  add_memory(ops, "ln2.fwd", Phase::forward, Bytes(8 * N * d), L, 1, rc);
+  add_memory(ops, "ln2.fwd", Phase::forward, Bytes(2 * sb * N * d), L, 1, rc);
   ops.back().rows = N;
   ops.back().channels = d;
   add_linear(ops, {"fc", N, d, ff, L, true, ac, true, rc}, p);
@@ -111,8 +121,8 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   // non-reentrant checkpoint stops early by default): the last saved one is proj2's input, the GELU output, so
   // proj2 and the residual add after it are not run again.
   add_linear(ops, {"proj2", N, ff, d, L, true, false, true, false}, p);
-  add_memory(ops, "residual2.fwd", Phase::forward, Bytes((8 + a) * N * d), L, 1, false);
-  if (a < 4) unrolled_path(ops.back());
+  add_memory(ops, "residual2.fwd", Phase::forward, Bytes((2 * sb + a) * N * d), L, 1, false);
+  if (a < sb) unrolled_path(ops.back());
   // --- backward (linear backward ops were added by add_linear)
   // Flash backward recomputes QK^T and runs dV, dP, dQ, dK: 2.5x the forward FLOPs; 3 kernels.
   ops.push_back(attention_op("attn.bwd", Phase::backward, attention_dtype(p), Flops(2.5 * att_f),
@@ -142,15 +152,15 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   add_memory(ops, "gelu.bwd", Phase::backward, Bytes(3 * a * N * ff), L, 1);
   gelu_path(ops.back());
   // LayerNorm backward: dx kernel (x, dy -> dx) and dgamma/dbeta kernel (x, dy again).
-  add_memory(ops, "ln.bwd", Phase::backward, Bytes(20 * N * d), 2 * L, 2);
+  add_memory(ops, "ln.bwd", Phase::backward, Bytes(5 * sb * N * d), 2 * L, 2);
   ops.back().rows = N;
   ops.back().channels = d;
-  // Residual joins: branch grad cast to 16-bit (autocast) and skip + branch grad sum in fp32.
+  // Residual joins: branch grad cast to 16-bit (autocast) and skip + branch grad sum in the stream's dtype.
   if (ac) {
     add_memory(ops, "residual.grad_cast", Phase::backward, Bytes(6 * N * d), 2 * L, 1);
     ops.back().autocast_cast = true;
   }
-  add_memory(ops, "residual.grad_sum", Phase::backward, Bytes(12 * N * d), 2 * L, 1);
+  add_memory(ops, "residual.grad_sum", Phase::backward, Bytes(3 * sb * N * d), 2 * L, 1);
   ops.back().engine_accumulate = true;
   // Saved per layer: LN inputs (fp32), Linear inputs, q/k/v and attention output, GELU input. The output
   // projection's input is the attention output itself when the fused kernel writes it token-major, so that
@@ -212,21 +222,22 @@ StepOps build_gpt_ops(const StepConfig& step) {
   const double N = b * s;
   const double ff = t.d_ff > 0 ? t.d_ff : 4 * d;
   Block k{b, s, d, static_cast<double>(t.heads), ff, true, false,
-          static_cast<double>(t.layers), step.activation_checkpointing};
+          static_cast<double>(t.layers), step.activation_checkpointing, stream_bytes(step)};
   auto& ops = out.micro;
-  // Embeddings: token gather, position gather, fp32 add; backward: dense embedding grads (sort + reduce).
-  add_memory(ops, "embed.fwd", Phase::forward, Bytes(16 * N * d), 1, 3);
-  add_memory(ops, "embed.bwd", Phase::backward, Bytes(4 * V * d + 16 * N * d), 1, 10);
+  // Embeddings: token gather, position gather, add, in the parameters' dtype (the stream's); backward: dense
+  // embedding grads (sort + reduce).
+  add_memory(ops, "embed.fwd", Phase::forward, Bytes(4 * k.stream * N * d), 1, 3);
+  add_memory(ops, "embed.bwd", Phase::backward, Bytes(k.stream * V * d + 4 * k.stream * N * d), 1, 10);
   const double per_layer_saved = add_block(ops, k, p);
-  add_memory(ops, "lnf.fwd", Phase::forward, Bytes(8 * N * d), 1);
+  add_memory(ops, "lnf.fwd", Phase::forward, Bytes(2 * k.stream * N * d), 1);
   ops.back().rows = N;
   ops.back().channels = d;
-  add_memory(ops, "lnf.bwd", Phase::backward, Bytes(20 * N * d), 1, 2);
+  add_memory(ops, "lnf.bwd", Phase::backward, Bytes(5 * k.stream * N * d), 1, 2);
   ops.back().rows = N;
   ops.back().channels = d;
   add_linear(ops, {"head", N, d, V, 1, false, is_autocast(p), true, false}, p);
   if (t.tied_embeddings) {
-    add_memory(ops, "tied.grad_sum", Phase::backward, Bytes(12 * V * d), 1);
+    add_memory(ops, "tied.grad_sum", Phase::backward, Bytes(3 * k.stream * V * d), 1);
     ops.back().engine_accumulate = true;
   }
   add_cross_entropy(ops, N, V, p);
@@ -288,12 +299,12 @@ StepOps build_vit_ops(const StepConfig& step) {
   add_memory(ops, "tokens.cat_pos", Phase::forward, Bytes((a + 4 + 8) * N * d), 1, 3);
   add_memory(ops, "tokens.bwd", Phase::backward, Bytes((4 + a) * N * d), 1, 2);
   Block k{b, s, d, static_cast<double>(t.heads), ff, false, true, static_cast<double>(t.layers),
-          step.activation_checkpointing};
+          step.activation_checkpointing, stream_bytes(step)};
   const double per_layer_saved = add_block(ops, k, p);
-  add_memory(ops, "lnf.fwd", Phase::forward, Bytes(8 * N * d), 1);
+  add_memory(ops, "lnf.fwd", Phase::forward, Bytes(2 * k.stream * N * d), 1);
   ops.back().rows = N;
   ops.back().channels = d;
-  add_memory(ops, "lnf.bwd", Phase::backward, Bytes(20 * N * d), 1, 2);
+  add_memory(ops, "lnf.bwd", Phase::backward, Bytes(5 * k.stream * N * d), 1, 2);
   ops.back().rows = N;
   ops.back().channels = d;
   add_linear(ops, {"head", b, d, 1000, 1, true, is_autocast(p), true, false}, p);

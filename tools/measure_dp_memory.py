@@ -7,7 +7,10 @@ backward that unit's unsharded gradient before the reduce-scatter. No multi-GPU 
 PyTorch's "fake" backend (torch.testing._internal.distributed.fake_pg, used by PyTorch's own FSDP tests) lets one
 process act as rank 0 of a world of any size: every collective returns at once with its output allocated and
 unfilled, so the rank's allocations (shards, gathered units, reduce-scatter buffers, activations) are the real
-ones while no data moves. Times are therefore meaningless here; memory is what this measures. DDP's reducer, by
+ones while no data moves. Communication times are therefore not measured here; memory is, and the compute: each
+record's `step_ms_instant_collectives` is the wall time of one step (mean of the two measured, synchronised at the
+end) with every collective taking no time, which is the rank's forward, backward and optimizer kernels and FSDP's
+own work on the host (added 2026-12-08; records before that have no such field). DDP's reducer, by
 PyTorch's documentation of `gradient_as_bucket_view`, keeps its communication buckets besides the gradients (the
 saving of that option "will be equal to the total gradients size"); the DDP rows measure that, with and without the
 option, and ZeroRedundancyOptimizer (ZeRO-1) under DDP. The tp rows (one_tp, not yet run) put the whole world
@@ -34,6 +37,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 GIB = 1024 ** 3
 
@@ -144,13 +148,16 @@ def measured_record(torch, mh, cid, params, step):
     torch.cuda.synchronize()
     resident = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
+    t0 = time.perf_counter()
     for _ in range(2):
         step()
     torch.cuda.synchronize()
+    step_ms = (time.perf_counter() - t0) * 1e3 / 2
     return {"kind": "memory", "id": cid, "model": "gpt", "layers": layers, "d_model": d, "heads": heads, "seq": seq,
             "params": params, "vocab": mh.VOCAB, "tied_embeddings": True, "world_size": world, "batch": mb,
             "grad_accum": accum, "activation_checkpointing": ckpt, "optimizer": "adamw-fused", "precision": "bf16",
             "backend": "fake (one rank, no data moved)",
+            "step_ms_instant_collectives": round(step_ms, 2),
             "max_memory_allocated_gib": round(torch.cuda.max_memory_allocated() / GIB, 3),
             "allocated_between_steps_gib": round(resident / GIB, 3),
             "max_memory_reserved_gib": round(torch.cuda.max_memory_reserved() / GIB, 3),

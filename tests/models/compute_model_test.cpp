@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "models/compute_model.hpp"
 #include "models/memory_model.hpp"
@@ -891,6 +894,49 @@ TEST_CASE("models::compute: a measured host CPU factor scales the issue time and
   CHECK(fast.bottleneck == Bottleneck::gpu_compute);
 }
 
+TEST_CASE("models::compute: on 16-bit parameters the residual stream's kernels move 16-bit bytes", "[models]") {
+  // Under autocast the embeddings and LayerNorms are fp32, so the stream is: a LayerNorm reads and writes 4 + 4 bytes
+  // an element, its backward 5 x 4 (x, dy, dx; x and dy again for dgamma / dbeta), a residual add 4 + 4 + the 16-bit
+  // branch's 2, the backward's skip + branch gradient sum 3 x 4. On 16-bit parameters each 4 is a 2. GPT-2 small's
+  // dims, 4 x 256 tokens; the bytes per op by hand, autocast then 16-bit, in units of N d (V d for the vocabulary).
+  StepConfig s = test::gpt_step(12, 768, 12, 256, 4);
+  const double N = 1024, d = 768, V = s.model.dims.vocab;
+  const StepOps autocast = build_step_ops(s);
+  s.params_16bit = true;
+  const StepOps mixed = build_step_ops(s);
+  auto bytes = [](const StepOps& ops, const std::string& name) {
+    for (const Op& o : ops.micro)
+      if (o.name == name) return o.bytes.value();
+    FAIL("no op " << name);
+    return 0.0;
+  };
+  const std::vector<std::tuple<std::string, double, double>> per_nd = {
+      {"ln1.fwd", 8, 4},   {"ln2.fwd", 8, 4},         {"lnf.fwd", 8, 4},          {"residual1.fwd", 10, 6},
+      {"residual2.fwd", 10, 6}, {"ln.bwd", 20, 10}, {"lnf.bwd", 20, 10}, {"residual.grad_sum", 12, 6},
+      {"embed.fwd", 16, 8}};
+  for (const auto& [name, fp32_stream, bf16_stream] : per_nd) {
+    INFO(name);
+    CHECK(bytes(autocast, name) == Approx(fp32_stream * N * d));
+    CHECK(bytes(mixed, name) == Approx(bf16_stream * N * d));
+  }
+  // The embedding's and the tied head's gradients are in the parameters' dtype.
+  CHECK(bytes(autocast, "embed.bwd") == Approx(4 * V * d + 16 * N * d));
+  CHECK(bytes(mixed, "embed.bwd") == Approx(2 * V * d + 8 * N * d));
+  CHECK(bytes(autocast, "tied.grad_sum") == Approx(12 * V * d));
+  CHECK(bytes(mixed, "tied.grad_sum") == Approx(6 * V * d));
+  // The 16-bit branch no longer meets an fp32 stream: no cast inside the add.
+  for (const Op& o : autocast.micro)
+    if (o.name == "residual1.fwd") CHECK(o.unrolled_bytes == o.bytes.value());
+  for (const Op& o : mixed.micro)
+    if (o.name.rfind("residual", 0) == 0 && o.phase == Phase::forward) CHECK(o.unrolled_bytes == 0.0);
+  // The GEMMs, attention, GELU and the loss are untouched.
+  for (const std::string name : {"attn.fwd", "attn.bwd", "gelu.fwd", "gelu.bwd", "ce.log_softmax", "ce.cast"})
+    CHECK(bytes(mixed, name) == bytes(autocast, name));
+  // fp32 steps keep their 4-byte stream whatever the flag (it is refused there by the scenario reader anyway).
+  s.precision = Precision::fp32;
+  CHECK(bytes(build_step_ops(s), "ln1.fwd") == Approx(8 * N * d));
+}
+
 TEST_CASE("models::compute: on 16-bit parameters (FSDP's MixedPrecision) autocast's casts are not run", "[models]") {
   // GPT-2 small's dims (12 layers, d 768, vocabulary 50,304, tied), 4 x 256 = 1,024 tokens a micro-batch, bf16.
   // Autocast casts each Linear's fp32 weight to bf16 (read 4 + write 2 bytes an element) and its bf16 weight
@@ -928,8 +974,10 @@ TEST_CASE("models::compute: on 16-bit parameters (FSDP's MixedPrecision) autocas
   const StepPrediction without = predict_step_from_ops(mixed, s, dev, bare_constants());
   CHECK(with_casts.gpu_autocast_casts.value() == Approx(removed / 4e12));
   CHECK(without.gpu_autocast_casts.value() == 0.0);
+  // The rest of the saving is the residual stream's kernels on 16-bit tensors (next test): 48 L N d + 30 N d + 8 V d.
+  const double stream_saved = 48 * L * N * d + 30 * N * d + 8 * V * d;
   CHECK(with_casts.gpu_busy.value() - without.gpu_busy.value() ==
-        Approx(with_casts.gpu_autocast_casts.value()).epsilon(1e-9));
+        Approx(with_casts.gpu_autocast_casts.value() + stream_saved / 4e12).epsilon(1e-9));
   CHECK(with_casts.gpu_compute.value() == Approx(without.gpu_compute.value()));
   // fp32 has no casts to drop.
   s.precision = Precision::fp32;
