@@ -167,14 +167,15 @@ std::optional<bool> ObjectReader::boolean(const char* key, bool required) {
 
 std::optional<std::string> ObjectReader::choice(const char* key, bool required,
                                                 std::initializer_list<const char*> choices) {
+  return choice(key, required, std::vector<std::string>(choices.begin(), choices.end()));
+}
+
+std::optional<std::string> ObjectReader::choice(const char* key, bool required,
+                                                const std::vector<std::string>& names) {
   const json* v = get(key, required);
   if (!v) return std::nullopt;
   std::string list;
-  std::vector<std::string> names;
-  for (const char* c : choices) {
-    list += (list.empty() ? "" : ", ") + std::string(c);
-    names.emplace_back(c);
-  }
+  for (const std::string& c : names) list += (list.empty() ? "" : ", ") + c;
   if (v->is_string()) {
     auto s = v->get<std::string>();
     if (std::find(names.begin(), names.end(), s) != names.end()) return s;

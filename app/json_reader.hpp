@@ -70,6 +70,7 @@ class ObjectReader {
   std::optional<bool> boolean(const char* key, bool required);
   // A string that must be one of `choices`.
   std::optional<std::string> choice(const char* key, bool required, std::initializer_list<const char*> choices);
+  std::optional<std::string> choice(const char* key, bool required, const std::vector<std::string>& choices);
   // A nested object (nullptr when absent or not an object; wrong type is reported).
   const json* object(const char* key, bool required);
   // A nested array (nullptr when absent or not an array).

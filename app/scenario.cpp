@@ -79,14 +79,6 @@ bool expand_into(const json& v, const std::string& cptr, const std::string& optr
 
 // ---- enum parsing ------------------------------------------------------------------------------------
 
-OptimizerKind optimizer_from(const std::string& s) {
-  if (s == "adamw") return OptimizerKind::adamw;
-  if (s == "adam") return OptimizerKind::adam;
-  if (s == "sgd") return OptimizerKind::sgd;
-  if (s == "sgd-momentum") return OptimizerKind::sgd_momentum;
-  return OptimizerKind::adamw_fused;
-}
-
 DataParallel strategy_from(const std::string& s) {
   if (s == "fsdp") return DataParallel::fsdp;
   if (s == "zero1") return DataParallel::zero1;
@@ -187,8 +179,11 @@ struct Parser {
     job.step.model = m;
     job.step.precision = parse_precision(r.choice("precision", false, {"fp32", "tf32", "bf16", "fp16"}).value_or("bf16"))
                                .value_or(Precision::bf16);
-    job.step.optimizer = optimizer_from(
-        r.choice("optimizer", false, {"adamw", "adamw-fused", "adam", "sgd", "sgd-momentum"}).value_or("adamw-fused"));
+    std::vector<std::string> optimizer_names;
+    for (const OptimizerKind o : kOptimizers) optimizer_names.emplace_back(to_string(o));
+    job.step.optimizer =
+        parse_optimizer(r.choice("optimizer", false, optimizer_names).value_or("adamw-fused")).value_or(
+            OptimizerKind::adamw_fused);
 
     auto global = r.integer("global_batch", false, 1, kBigInt);
     auto micro = r.integer("micro_batch", false, 1, kMaxBatch);

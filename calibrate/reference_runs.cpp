@@ -27,15 +27,6 @@ bool has_train_record(const std::vector<RunRecord>& runs) {
 
 namespace {
 
-std::optional<OptimizerKind> parse_optimizer(const std::string& s) {
-  if (s == "adamw-fused") return OptimizerKind::adamw_fused;
-  if (s == "adamw") return OptimizerKind::adamw;
-  if (s == "adam") return OptimizerKind::adam;
-  if (s == "sgd-momentum") return OptimizerKind::sgd_momentum;
-  if (s == "sgd") return OptimizerKind::sgd;
-  return std::nullopt;
-}
-
 template <class T>
 T get_or(const nlohmann::json& j, const char* key, T def) {
   if (!j.contains(key) || j[key].is_null()) return def;
@@ -139,7 +130,11 @@ std::optional<std::string> step_from_input(const nlohmann::json& in, StepConfig&
   if (!prec) return "precision `" + get_or<std::string>(in, "precision", "") + "` is not modelled";
   step.precision = *prec;
   auto opt = parse_optimizer(get_or<std::string>(in, "optimizer", "adamw-fused"));
-  if (!opt) return "optimizer `" + get_or<std::string>(in, "optimizer", "") + "` is not modelled";
+  if (!opt) {
+    std::string names;
+    for (const OptimizerKind o : kOptimizers) names += (names.empty() ? "" : ", ") + std::string(to_string(o));
+    return "optimizer `" + get_or<std::string>(in, "optimizer", "") + "` is not modelled (modelled: " + names + ")";
+  }
   step.optimizer = *opt;
   step.activation_checkpointing = get_or<bool>(in, "activation_checkpointing", false);
   step.cuda_graphs = get_or<bool>(in, "cuda_graphs", false);

@@ -116,7 +116,8 @@ double optimizer_state_bytes_per_param(OptimizerKind opt) {
   switch (opt) {
     case OptimizerKind::adamw:
     case OptimizerKind::adamw_fused:
-    case OptimizerKind::adam: return 8.0;
+    case OptimizerKind::adam:
+    case OptimizerKind::adam_fused: return 8.0;
     case OptimizerKind::sgd_momentum: return 4.0;
     case OptimizerKind::sgd: return 0.0;
   }
@@ -141,7 +142,10 @@ int multi_tensor_launches(double params, double tensors) {
 std::vector<Op> optimizer_ops(OptimizerKind opt, double params, double tensors) {
   double bytes_per_param = 28, list_ops = 1;
   switch (opt) {
-    case OptimizerKind::adamw_fused: bytes_per_param = 28; list_ops = 1; break;
+    // One fused kernel reads p, g, m, v and writes p, m, v (7 x 4 B); Adam's L2 term (g + wd p) and AdamW's
+    // decoupled decay (p - lr wd p) are arithmetic inside it (_fused_adam_ / _fused_adamw_).
+    case OptimizerKind::adamw_fused:
+    case OptimizerKind::adam_fused: bytes_per_param = 28; list_ops = 1; break;
     case OptimizerKind::adamw: bytes_per_param = 84; list_ops = 8; break;
     case OptimizerKind::adam: bytes_per_param = 76; list_ops = 7; break;
     case OptimizerKind::sgd_momentum: bytes_per_param = 32; list_ops = 3; break;

@@ -18,11 +18,18 @@ std::optional<Precision> parse_precision(std::string_view s) {
   return std::nullopt;
 }
 
+std::optional<OptimizerKind> parse_optimizer(std::string_view s) {
+  for (const OptimizerKind o : kOptimizers)
+    if (s == to_string(o)) return o;
+  return std::nullopt;
+}
+
 const char* to_string(OptimizerKind o) {
   switch (o) {
     case OptimizerKind::adamw: return "adamw";
     case OptimizerKind::adamw_fused: return "adamw-fused";
     case OptimizerKind::adam: return "adam";
+    case OptimizerKind::adam_fused: return "adam-fused";
     case OptimizerKind::sgd: return "sgd";
     case OptimizerKind::sgd_momentum: return "sgd-momentum";
   }

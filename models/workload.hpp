@@ -14,7 +14,12 @@ namespace gp {
 // Autocast precision mode of the training step (see shared/reference-runs/README.md).
 enum class Precision { fp32, tf32, bf16, fp16 };
 
-enum class OptimizerKind { adamw, adamw_fused, adam, sgd, sgd_momentum };
+// PyTorch's optimizers by the names the scenarios and measured runs use: adamw / adam are torch.optim.AdamW / Adam
+// with their CUDA default (foreach, multi-tensor), the -fused ones the same with fused=True.
+enum class OptimizerKind { adamw, adamw_fused, adam, adam_fused, sgd, sgd_momentum };
+inline constexpr OptimizerKind kOptimizers[] = {OptimizerKind::adamw, OptimizerKind::adamw_fused,
+                                                OptimizerKind::adam,  OptimizerKind::adam_fused,
+                                                OptimizerKind::sgd,   OptimizerKind::sgd_momentum};
 
 enum class DataParallel { ddp, fsdp, zero1, zero2, zero3 };
 
@@ -57,6 +62,8 @@ const char* to_string(Precision p);
 // "fp32", "tf32", "bf16" or "fp16" (the names to_string gives); nullopt for any other.
 std::optional<Precision> parse_precision(std::string_view s);
 const char* to_string(OptimizerKind o);
+// One of the names to_string gives ("adamw-fused", ...); nullopt for any other.
+std::optional<OptimizerKind> parse_optimizer(std::string_view s);
 const char* to_string(DataParallel d);
 
 }  // namespace gp

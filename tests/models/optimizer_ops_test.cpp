@@ -42,3 +42,24 @@ TEST_CASE("models::optimizer_ops: multi-tensor launches per pass grow with tenso
   CHECK(optimizer_ops(OptimizerKind::sgd, 1e6, 48)[0].kernels == 2);
   CHECK(optimizer_ops(OptimizerKind::sgd, 100e6, 10)[0].kernels == 5);
 }
+
+TEST_CASE("models::optimizer_ops: fused Adam is one kernel over p, g, m and v, as fused AdamW", "[models]") {
+  // torch._fused_adam_: read p, g, m, v and write p, m, v, 7 x 4 B = 28 B of fp32 per parameter in one pass; Adam's
+  // L2 term g + wd p is arithmetic inside the kernel. Its state is m and v, 8 B per parameter.
+  const auto adam = optimizer_ops(OptimizerKind::adam_fused, 1e6, 10);
+  CHECK(bytes(adam) == Approx(28e6));
+  CHECK(passes(adam) == 1);
+  CHECK(optimizer_state_bytes_per_param(OptimizerKind::adam_fused) == 8.0);
+}
+
+TEST_CASE("models::workload: optimizer names read back as the kinds they name", "[models]") {
+  for (const OptimizerKind o : kOptimizers) {
+    INFO(to_string(o));
+    REQUIRE(parse_optimizer(to_string(o)).has_value());
+    CHECK(*parse_optimizer(to_string(o)) == o);
+  }
+  CHECK(parse_optimizer("adam-fused") == OptimizerKind::adam_fused);
+  CHECK(parse_optimizer("AdamW") == std::nullopt);  // names are PyTorch-style lower case, as the scenarios write them
+  CHECK(parse_optimizer("lion") == std::nullopt);
+  CHECK(parse_optimizer("") == std::nullopt);
+}
