@@ -29,7 +29,7 @@ torch.cuda.max_memory_allocated over two steps.
 and groups what is live at the peak by the code that allocated it; with activation checkpointing PyTorch 2.11's
 backward fails under that recording, so use it on steps without checkpointing.
 
-usage: python3 tools/measure_dp_memory.py --out FILE.jsonl [--only ID[,ID...]|--prefix P] [--explain]
+usage: python3 tools/measure_dp_memory.py --out FILE.jsonl [--only ID[,ID...]|--prefix P] [--explain] [--kernels]
 """
 import argparse
 import contextlib
@@ -133,11 +133,43 @@ def one(cid, explain=False):
         opt.zero_grad(set_to_none=True)
 
     rec = measured_record(torch, mh, cid, params, step)
+    if KERNELS:
+        rec["kernels"] = kernel_summary(torch, step)
     rec.update({"autocast": not mp, "fsdp_mixed_precision": mp, "autocast_cache": cache and not mp,
                 "sharding": {"full": "FULL_SHARD", "grad_op": "SHARD_GRAD_OP", "fsdp2": "fully_shard"}[sharding]})
     if explain:
         rec["live_at_peak"] = what_is_live_at_peak(torch, step)
     return rec
+
+
+KERNELS = False
+
+
+def kernel_summary(torch, step):
+    """One more step under torch.profiler: its wall time, the summed time of its CUDA kernels (the GPU's busy time
+    when they do not overlap), and the kernels that took the most, grouped by name. The fake group's all-gathers
+    show as device-to-device copies (one per rank's chunk, on FSDP's unshard stream): work a real all-gather does
+    in NCCL's kernels instead."""
+    from torch.profiler import profile, ProfilerActivity
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        t0 = time.perf_counter()
+        step()
+        torch.cuda.synchronize()
+        wall = (time.perf_counter() - t0) * 1e3
+    groups = {}
+    for e in prof.events():
+        # GPU-side ranges of record_function (FSDP's "FullyShardedDataParallel.forward" and the like) are annotations,
+        # not kernels; the 2026-12-08 file counted them in kernel_ms (its checks subtract them by name).
+        if e.device_type == torch.autograd.DeviceType.CUDA and not getattr(e, "is_user_annotation", False):
+            g = groups.setdefault(e.name[:90], [0, 0.0])
+            g[0] += 1
+            g[1] += e.time_range.elapsed_us() / 1e3
+    busy = sum(g[1] for g in groups.values())
+    top = sorted(groups.items(), key=lambda kv: -kv[1][1])[:25]
+    return {"profiled_step_ms": round(wall, 2), "kernel_ms": round(busy, 2),
+            "kernel_count": sum(g[0] for g in groups.values()),
+            "top": [{"name": k, "n": n, "ms": round(ms, 2)} for k, (n, ms) in top]}
 
 
 def measured_record(torch, mh, cid, params, step):
@@ -297,15 +329,20 @@ def main():
     ap.add_argument("--prefix", help="only the configurations whose id starts with this (e.g. ddp)")
     ap.add_argument("--explain", action="store_true",
                     help="also replay one step's allocations and group what is live at its peak by allocating code")
+    ap.add_argument("--kernels", action="store_true",
+                    help="also profile one step: its CUDA kernels' summed time and the 25 that took the most (FSDP ids)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     a = ap.parse_args()
+    global KERNELS
+    KERNELS = a.kernels
     if a.one:
         print(json.dumps(one(a.one, a.explain)))
         return
     ids = a.only.split(",") if a.only else [c for c in CONFIGS if c.startswith(a.prefix or "")]
     with open(a.out, "w") as f:
         for cid in ids:
-            cmd = [sys.executable, __file__, "--out", a.out, "--one", cid] + (["--explain"] if a.explain else [])
+            cmd = [sys.executable, __file__, "--out", a.out, "--one", cid] + (["--explain"] if a.explain else []) + (
+                ["--kernels"] if a.kernels else [])
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 tail = r.stderr.strip().splitlines()[-3:] if r.stderr.strip() else [str(r.returncode)]
