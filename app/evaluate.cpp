@@ -66,7 +66,9 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
   const DeviceBundle* dev = cache.get(job.cluster.gpu, err);
   if (!dev) return not_predicted(job, err);
   notes.insert(notes.end(), dev->notes.begin(), dev->notes.end());
-  StepPrediction pred = predict_step(job.step, dev->device, dev->constants.compute);
+  StepConfig step = job.step;
+  step.grad_shards = gradient_shards(job.parallel);  // the one rank's gradient work follows the data-parallel split
+  StepPrediction pred = predict_step(step, dev->device, dev->constants.compute);
   if (!pred.not_expressible.empty()) return not_predicted(job, pred.not_expressible);
   if (job.cluster.host_cpu_scale > 0) apply_host_cpu_scale(pred, job.cluster.host_cpu_scale);
   const MemoryPrediction mem = predict_memory(job.step, job.parallel, dev->profile, dev->constants.memory);
@@ -135,7 +137,12 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
   };
   at(0.1, r.step_time_p10, r.time_to_train_p10, r.cost_p10);
   at(0.9, r.step_time_p90, r.time_to_train_p90, r.cost_p90);
-  sim::AdviceInputs ai{&job, &pred, &mem, &in, &st, &jt, r.step_time_p10, r.step_time_p90};
+  sim::AdviceInputs ai{&job, &pred, &mem, &in, &st, &jt, r.step_time_p10, r.step_time_p90, Seconds(0)};
+  if (sim::fsdp_mixed_precision_applies(job)) {
+    StepConfig mixed = step;
+    mixed.params_16bit = true;
+    ai.mixed_precision_gpu_saving = pred.gpu_busy - predict_step(mixed, dev->device, dev->constants.compute).gpu_busy;
+  }
   r.advice = sim::advise(ai);
   if (detail) {
     st.trace.clear();

@@ -358,12 +358,13 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
   // Micro-batches after the first add their gradients into the existing .grad (one add per tensor). The add
   // is issued inside the autograd engine's AccumulateGrad node, which runs in every micro-batch anyway (the
   // first one just keeps the new gradient), so it costs the CPU a bare launch (the launch probe), not the
-  // per-kernel cost of an operator.
+  // per-kernel cost of an operator. Under FSDP the unsharded gradient is gone after each reduce-scatter: the add
+  // is into the rank's shard (StepConfig::grad_shards).
   if (accum > 1) {
     Op acc;
     acc.name = "grad.accumulate";
     acc.kind = OpKind::memory;
-    acc.bytes = Bytes(12.0 * ops.params);
+    acc.bytes = Bytes(12.0 * ops.params / std::max(1, step.grad_shards));
     acc.kernels = static_cast<int>(std::max(1.0, ops.param_tensors));
     acc.engine_accumulate = true;
     account(acc, accum - 1, p.gpu_backward);

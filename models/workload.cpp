@@ -18,6 +18,12 @@ std::optional<Precision> parse_precision(std::string_view s) {
   return std::nullopt;
 }
 
+int gradient_shards(const ParallelConfig& p) {
+  const bool sharded = p.strategy == DataParallel::fsdp || p.strategy == DataParallel::zero2 ||
+                       p.strategy == DataParallel::zero3;
+  return sharded && p.dp > 1 ? p.dp : 1;
+}
+
 std::optional<OptimizerKind> parse_optimizer(std::string_view s) {
   for (const OptimizerKind o : kOptimizers)
     if (s == to_string(o)) return o;

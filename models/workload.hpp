@@ -42,9 +42,19 @@ struct StepConfig {
   // in 16 bits, and the forward runs without autocast, so no per-op casts of weights or the residual stream. Without
   // it (PyTorch's default) the gathered parameters are fp32 and autocast casts them op by op.
   bool params_16bit = false;
+  // Data-parallel ranks the gradients are reduce-scattered over in every micro-batch: dp for FSDP, ZeRO-2 and ZeRO-3
+  // with dp > 1 (PyTorch FSDP's FULL_SHARD and SHARD_GRAD_OP; gradient_shards() of the parallel config), else 1.
+  // FSDP sets the unit's unsharded gradient to None after each reduce-scatter, so micro-batches after the first
+  // accumulate into the 1/grad_shards shard; and each micro-batch first flattens the unit's gradients and divides
+  // them (models/step_ops.cpp, fsdp_gradient_ops).
+  int grad_shards = 1;
 };
 
 // How the job is split over GPUs.
+struct ParallelConfig;
+// StepConfig::grad_shards for this split.
+int gradient_shards(const ParallelConfig& p);
+
 struct ParallelConfig {
   int dp = 1;                   // data-parallel replicas
   int tp = 1;                   // tensor-parallel size

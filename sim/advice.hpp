@@ -23,7 +23,13 @@ struct AdviceInputs {
   const JobTimes* times = nullptr;
   // The step's 80% range over hosts and the model's measured error (JobResult); 0 = not known.
   Seconds step_p10, step_p90;
+  // GPU time per step that FSDP's MixedPrecision would save (the compute model on 16-bit parameters against this
+  // step's); 0 = not computed (the option does not apply).
+  Seconds mixed_precision_gpu_saving;
 };
+// Whether FSDP's MixedPrecision applies to the job and it does not use it: FSDP or ZeRO-3 over more than one rank,
+// under 16-bit autocast, on fp32 parameters.
+bool fsdp_mixed_precision_applies(const JobConfig& j);
 
 // One rank's step as the simulation runs it: the host's issue time and the GPU's kernel time per optimizer step,
 // after tensor and pipeline parallelism divided the work (a tp rank issues every kernel of its shard, so its GPU

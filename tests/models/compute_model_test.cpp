@@ -985,3 +985,39 @@ TEST_CASE("models::compute: on 16-bit parameters (FSDP's MixedPrecision) autocas
   s.params_16bit = false;
   CHECK(build_step_ops(s).micro.size() == fp32.micro.size());
 }
+
+TEST_CASE("models::compute: FSDP's gradients, flattened and divided per micro-batch, accumulated on the shard", "[models]") {
+  // GPT-2 small's dims, 2 x 256 tokens, 4 micro-batches, bf16 autocast on the synthetic device (bytes over 4 TB/s, no
+  // per-kernel time). On one rank of 8 FSDP ranks each micro-batch adds the flat gradient's assembly and its
+  // pre-divide, each reading and writing P fp32 gradients (2 x 8 P bytes); the three accumulations after the first
+  // add into 1/8 of the gradients instead of all of them (12 bytes a parameter: read both, write one).
+  StepConfig s = test::gpt_step(12, 768, 12, 256, 2);
+  s.grad_accum = 4;
+  const StepOps whole = build_step_ops(s);
+  const double P = whole.params;
+  s.grad_shards = 8;
+  const StepOps sharded = build_step_ops(s);
+  double added = 0;
+  for (const Op& o : sharded.micro)
+    if (o.name.rfind("fsdp.", 0) == 0) {
+      CHECK(o.phase == Phase::backward);
+      CHECK(o.kernels == 13);  // one per block and the root
+      added += o.bytes.value() * o.count;
+    }
+  CHECK(added == Approx(2 * 8 * P));
+  CHECK(sharded.micro.size() == whole.micro.size() + 2);
+  const DeviceModel dev = device();
+  const double a = predict_step_from_ops(whole, s, dev, bare_constants()).gpu_backward.value();
+  s.grad_shards = 1;
+  const double b = predict_step_from_ops(whole, s, dev, bare_constants()).gpu_backward.value();
+  CHECK(b - a == Approx(3 * 12 * P * (1 - 1.0 / 8) / 4e12));  // the accumulation alone
+  s.grad_shards = 8;
+  const double c = predict_step_from_ops(sharded, s, dev, bare_constants()).gpu_backward.value();
+  CHECK(c - a == Approx(4 * added / 4e12));  // four micro-batches
+  // With MixedPrecision the gradients are bf16: half the bytes.
+  s.params_16bit = true;
+  double added16 = 0;
+  for (const Op& o : build_step_ops(s).micro)
+    if (o.name.rfind("fsdp.", 0) == 0) added16 += o.bytes.value() * o.count;
+  CHECK(added16 == Approx(2 * 4 * P));
+}
