@@ -66,6 +66,14 @@ CONFIGS = {
     # autocast's weight cache off, to tell which it is.
     "fsdp2/gpt-6.7b-dp32-b2x1-s1024-ckpt": (32, 4096, 32, 1024, 32, 2, 1, True, "fsdp2", False),
     "fsdp2-nocache/gpt-6.7b-dp32-b2x8-s1024-ckpt": (32, 4096, 32, 1024, 32, 2, 8, True, "fsdp2-nocache", False),
+    # FSDP's host cost: a GPT too small to keep the GPU busy (32 blocks of width 256, 128 tokens a micro-batch), so a
+    # step is as long as the host takes to issue it, wrapped and not ("none": the same loop on the bare model).
+    "host-fsdp/gpt-32x256-dp32-b1x8-s128": (32, 256, 4, 128, 32, 1, 8, False, "full", False),
+    "host-fsdp/gpt-32x256-dp32-b1x8-s128-mp": (32, 256, 4, 128, 32, 1, 8, False, "full", True),
+    "host-fsdp/gpt-32x256-dp32-b1x8-s128-ckpt": (32, 256, 4, 128, 32, 1, 8, True, "full", False),
+    "host-fsdp/gpt-32x256-dp32-b1x8-s128-ckpt-mp": (32, 256, 4, 128, 32, 1, 8, True, "full", True),
+    "host-none/gpt-32x256-b1x8-s128": (32, 256, 4, 128, 1, 1, 8, False, "none", False),
+    "host-none/gpt-32x256-b1x8-s128-ckpt": (32, 256, 4, 128, 1, 1, 8, True, "none", False),
     "tp/gpt-1.3b-tp4-b8x1-s1024": (24, 2048, 16, 1024, 4, 8, 1, False, "tp", False),
     "tp/gpt-1.3b-tp8-b8x1-s1024": (24, 2048, 16, 1024, 8, 8, 1, False, "tp", False),
     "tp/gpt-1.3b-tp8-b8x1-s1024-ckpt": (24, 2048, 16, 1024, 8, 8, 1, True, "tp", False),
@@ -101,7 +109,9 @@ def one(cid, explain=False):
         return one_tp(torch, mh, cid, model, params, dev)
     cache = sharding != "fsdp2-nocache"
     sharding = "fsdp2" if sharding == "fsdp2-nocache" else sharding
-    if sharding == "fsdp2":  # FSDP2 (torch.distributed.fsdp.fully_shard): per block, then the root
+    if sharding == "none":  # the bare model, the same loop: what FSDP adds is the difference
+        fsdp = model
+    elif sharding == "fsdp2":  # FSDP2 (torch.distributed.fsdp.fully_shard): per block, then the root
         from torch.distributed.device_mesh import init_device_mesh
         from torch.distributed.fsdp import fully_shard
         mesh = init_device_mesh("cuda", (world,))
@@ -136,7 +146,8 @@ def one(cid, explain=False):
     if KERNELS:
         rec["kernels"] = kernel_summary(torch, step)
     rec.update({"autocast": not mp, "fsdp_mixed_precision": mp, "autocast_cache": cache and not mp,
-                "sharding": {"full": "FULL_SHARD", "grad_op": "SHARD_GRAD_OP", "fsdp2": "fully_shard"}[sharding]})
+                "sharding": {"full": "FULL_SHARD", "grad_op": "SHARD_GRAD_OP", "fsdp2": "fully_shard",
+                             "none": "none"}[sharding]})
     if explain:
         rec["live_at_peak"] = what_is_live_at_peak(torch, step)
     return rec
