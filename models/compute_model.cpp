@@ -275,8 +275,10 @@ Seconds op_gpu_time(const Op& op, const DeviceModel& dev, const ComputeConstants
         work = std::max(work, Seconds(op.roll_elements / (c.roll_rate * ms)));
       if (const auto& ln = op.phase == Phase::forward ? c.ln_fwd : c.ln_bwd;
           op.rows > 0 && op.channels > 0 && !ln.empty()) {  // a LayerNorm at its probed rate for its shape
-        const double r = channel_sum_rate(ln, op.rows, op.channels, false) * ms;
-        if (r > 0) work = std::max(mem_time(op.bytes, dev, c), Seconds(op.rows * op.channels / r));
+        // The rates are fp32 rows'; a 16-bit row is timed as the fp32 row of the same bytes (Op::norm_elem_bytes).
+        const double ce = op.channels * op.norm_elem_bytes / 4.0;
+        const double r = channel_sum_rate(ln, op.rows, ce, false) * ms;
+        if (r > 0) work = std::max(mem_time(op.bytes, dev, c), Seconds(op.rows * ce / r));
       } else {
         work += c.norm_row_cost * op.rows;
       }

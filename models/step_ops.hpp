@@ -36,6 +36,9 @@ struct Op {
   // Kernel classes that run below the copy bandwidth (measured per class: docs/calibration.md, "Kernel classes"):
   double bn_elements = 0;     // BatchNorm op: elements its kernels touch per occurrence (their rate, not bytes, binds)
   double rows = 0;            // row-wise normalisation (LayerNorm): rows per occurrence (and `channels` per row)
+  // Bytes an element of those rows: the probed LayerNorm rates are fp32's; a 16-bit row (a LayerNorm on FSDP
+  // MixedPrecision's stream) is timed as an fp32 row of the same bytes, half as many channels.
+  double norm_elem_bytes = 4;
   bool transpose = false;     // strided (transposing) copy: TensorIterator's non-vectorised kernel
   double work_factor = 1;     // attention: tile-padded work / model FLOPs (timing only; FLOPs stay the model's)
   bool nested = false;        // issued inside another op's framework call (no Python module or autograd node of its own)

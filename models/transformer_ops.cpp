@@ -65,6 +65,7 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   add_memory(ops, "ln1.fwd", Phase::forward, Bytes(2 * sb * N * d), L, 1, rc);
   ops.back().rows = N;
   ops.back().channels = d;
+  ops.back().norm_elem_bytes = sb;
   add_linear(ops, {"qkv", N, d, 3 * d, L, true, ac, true, rc}, p);
   if (k.mha_copies) {
     // nn.MultiheadAttention (batch_first) works on a (seq, batch, d) transpose: the projection input is
@@ -114,6 +115,7 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   add_memory(ops, "ln2.fwd", Phase::forward, Bytes(2 * sb * N * d), L, 1, rc);
   ops.back().rows = N;
   ops.back().channels = d;
+  ops.back().norm_elem_bytes = sb;
   add_linear(ops, {"fc", N, d, ff, L, true, ac, true, rc}, p);
   add_memory(ops, "gelu.fwd", Phase::forward, Bytes(2 * a * N * ff), L, 1, rc);
   gelu_path(ops.back());
@@ -155,6 +157,7 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
   add_memory(ops, "ln.bwd", Phase::backward, Bytes(5 * sb * N * d), 2 * L, 2);
   ops.back().rows = N;
   ops.back().channels = d;
+  ops.back().norm_elem_bytes = sb;
   // Residual joins: branch grad cast to 16-bit (autocast) and skip + branch grad sum in the stream's dtype.
   if (ac) {
     add_memory(ops, "residual.grad_cast", Phase::backward, Bytes(6 * N * d), 2 * L, 1);
@@ -232,9 +235,11 @@ StepOps build_gpt_ops(const StepConfig& step) {
   add_memory(ops, "lnf.fwd", Phase::forward, Bytes(2 * k.stream * N * d), 1);
   ops.back().rows = N;
   ops.back().channels = d;
+  ops.back().norm_elem_bytes = k.stream;
   add_memory(ops, "lnf.bwd", Phase::backward, Bytes(5 * k.stream * N * d), 1, 2);
   ops.back().rows = N;
   ops.back().channels = d;
+  ops.back().norm_elem_bytes = k.stream;
   add_linear(ops, {"head", N, d, V, 1, false, is_autocast(p), true, false}, p);
   if (t.tied_embeddings) {
     add_memory(ops, "tied.grad_sum", Phase::backward, Bytes(3 * k.stream * V * d), 1);
@@ -304,9 +309,11 @@ StepOps build_vit_ops(const StepConfig& step) {
   add_memory(ops, "lnf.fwd", Phase::forward, Bytes(2 * k.stream * N * d), 1);
   ops.back().rows = N;
   ops.back().channels = d;
+  ops.back().norm_elem_bytes = k.stream;
   add_memory(ops, "lnf.bwd", Phase::backward, Bytes(5 * k.stream * N * d), 1, 2);
   ops.back().rows = N;
   ops.back().channels = d;
+  ops.back().norm_elem_bytes = k.stream;
   add_linear(ops, {"head", b, d, 1000, 1, true, is_autocast(p), true, false}, p);
   add_cross_entropy(ops, b, 1000, p);
   out.block_params = block_params(t);
