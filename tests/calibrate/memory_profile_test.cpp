@@ -1,7 +1,9 @@
 // Peak memory of torchvision training steps against torch.cuda's own figures on the H200
 // (tools/profile_memory.py, calibrate/probes/results/memory-h200-2026-12-03.jsonl): the saved-activation rules of
 // models/vision_ops.cpp (in-place ReLU kept only when no saving op takes its output, a branch input saved once,
-// ReLU6 keeping a copy) checked on ten networks of different shapes.
+// ReLU6 keeping a copy) checked on ten networks of different shapes. Then one data-parallel or tensor-parallel rank
+// measured on PyTorch's fake process group (tools/measure_dp_memory.py): its peak memory, and for FSDP its step time
+// and profiled kernels with the collectives taking no time.
 #include <catch2/catch.hpp>
 
 #include <cmath>
