@@ -470,10 +470,9 @@ struct Parser {
     // FSDP's MixedPrecision casts the sharded parameters to the step's 16-bit dtype; other strategies keep a
     // whole copy of the weights and autocast, and an fp32 / tf32 step has no 16-bit dtype to cast to.
     if (job.step.params_16bit) {
-      const auto s = job.parallel.strategy;
-      if (s != DataParallel::fsdp && s != DataParallel::zero3)
+      if (!shards_weights(job.parallel.strategy))
         root.error("/software/parallelism/fsdp_mixed_precision",
-                   std::string("applies to the fsdp and zero3 strategies, got ") + to_string(s));
+                   std::string("applies to the fsdp and zero3 strategies, got ") + to_string(job.parallel.strategy));
       else if (!is_autocast(job.step.precision))
         root.error("/software/parallelism/fsdp_mixed_precision",
                    std::string("needs a 16-bit workload.precision (bf16 or fp16), got ") +

@@ -3,15 +3,6 @@
 #include <algorithm>
 
 namespace gp {
-namespace {
-
-bool shards_states(DataParallel d) { return d != DataParallel::ddp; }
-bool shards_grads(DataParallel d) {
-  return d == DataParallel::zero2 || d == DataParallel::zero3 || d == DataParallel::fsdp;
-}
-bool shards_weights(DataParallel d) { return d == DataParallel::zero3 || d == DataParallel::fsdp; }
-
-}  // namespace
 
 int sharding_units(const ModelSpec& m) {
   const int layers = m.dims.layers > 0 && m.dims.d_model > 0 ? m.dims.layers : m.layers_hint;
@@ -42,7 +33,7 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   // One rank alone keeps its parameters unsharded (FSDP skips the gathers at world size 1).
   // With FSDP's MixedPrecision the gathered units and their unsharded gradients are 16-bit (param_dtype and
   // reduce_dtype), and no autocast copies are made: the forward computes with the gathered 16-bit parameters.
-  const bool mixed = step.params_16bit && shards_weights(par.strategy) && is_autocast(step.precision);
+  const bool mixed = on_16bit_params(step) && shards_weights(par.strategy);
   if (shards_weights(par.strategy) && par.dp > 1 && P > 0) {
     // A stage holds whole blocks, each split over tp.
     const int units = sharding_units(step.model);

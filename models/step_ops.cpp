@@ -21,6 +21,10 @@ Dtype gemm_dtype(Precision p) {
 
 bool is_autocast(Precision p) { return p == Precision::bf16 || p == Precision::fp16; }
 
+bool on_16bit_params(const StepConfig& step) { return step.params_16bit && is_autocast(step.precision); }
+
+double param_bytes(const StepConfig& step) { return on_16bit_params(step) ? activation_bytes(step.precision) : 4.0; }
+
 void add_small_bmm(std::vector<Op>& ops, std::string name, Phase ph, double batches, double m, double n, double k,
                    double count, Precision p) {
   Op op;
@@ -172,7 +176,7 @@ namespace {
 // post-backward stream; it is counted here as GPU time of the backward, as the cat is.
 void add_fsdp_gradient_ops(StepOps& ops, const StepConfig& step) {
   if (step.grad_shards <= 1 || ops.params <= 0) return;
-  const double g = step.params_16bit && is_autocast(step.precision) ? activation_bytes(step.precision) : 4.0;
+  const double g = param_bytes(step);
   const int units = sharding_units(step.model) + 1;  // one per block, and the root
   add_memory(ops.micro, "fsdp.grad_flatten", Phase::backward, Bytes(2 * g * ops.params), 1, units);
   add_memory(ops.micro, "fsdp.grad_predivide", Phase::backward, Bytes(2 * g * ops.params), 1, units);
@@ -203,8 +207,8 @@ StepOps build_step_ops(const StepConfig& step) {
   if (step.micro_batch < 1 || step.grad_accum < 1)
     ops.not_expressible = "micro_batch and grad_accum must be at least 1";
   // On 16-bit parameters (FSDP's MixedPrecision) nothing is cast per op: the weights arrive 16-bit, and so does
-  // the residual stream (whose kernels build_gpt_ops and build_vit_ops count in 16 bits, stream_bytes).
-  if (step.params_16bit && is_autocast(step.precision))
+  // the residual stream (whose kernels build_gpt_ops and build_vit_ops count in 16 bits, param_bytes).
+  if (on_16bit_params(step))
     std::erase_if(ops.micro, [](const Op& o) { return o.autocast_cast; });
   if (ops.not_expressible.empty()) {
     add_fsdp_gradient_ops(ops, step);

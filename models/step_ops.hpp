@@ -168,6 +168,12 @@ double activation_bytes(Precision p);
 Dtype gemm_dtype(Precision p);
 // True when autocast to a 16-bit type is on (weights stay fp32 and are cast per use).
 bool is_autocast(Precision p);
+// True when the step computes on 16-bit parameters: FSDP's MixedPrecision under 16-bit autocast
+// (StepConfig::params_16bit); no per-op casts then.
+bool on_16bit_params(const StepConfig& step);
+// Bytes an element of the parameters as the forward sees them, of their gradients and of the residual stream:
+// 2 on 16-bit parameters, else 4 (under autocast the embeddings and LayerNorms keep the stream fp32).
+double param_bytes(const StepConfig& step);
 
 // Builds the operator list of one training step. The model family picks the builder: gpt -> causal
 // transformer with vocabulary head; vit / swin / known CNN ids -> their layer structure; otherwise generic

@@ -18,7 +18,11 @@ struct Block {
   bool mha_copies = false;  // nn.MultiheadAttention packs/unpacks q,k,v with contiguous copies
   double layers = 1;
   bool ckpt = false;
-  double stream = 4;  // bytes an element of the residual stream and its LayerNorms (stream_bytes)
+  // Bytes an element of the residual stream and its LayerNorms (param_bytes): fp32 under autocast, whose embeddings
+  // and LayerNorms stay fp32 (type promotion keeps the sum fp32), and in fp32 / TF32; 16-bit when FSDP's
+  // MixedPrecision casts the parameters and inputs, so that LayerNorm, the residual adds and the embeddings read and
+  // write 16-bit tensors.
+  double stream = 4;
 };
 
 Op attention_op(std::string name, Phase ph, Dtype dt, Flops f, Bytes bytes, double count, int kernels,
@@ -34,14 +38,6 @@ Op attention_op(std::string name, Phase ph, Dtype dt, Flops f, Bytes bytes, doub
   op.kernels = kernels;
   op.recompute = recompute;
   return op;
-}
-
-// Bytes an element of the residual stream: fp32 under autocast, whose embeddings and LayerNorms stay fp32 (type
-// promotion keeps the sum fp32), and in fp32 / TF32; 16-bit when the parameters themselves are (FSDP's
-// MixedPrecision casts them, and its inputs, to the 16-bit dtype), so that LayerNorm, the residual adds and the
-// embeddings read and write 16-bit tensors.
-double stream_bytes(const StepConfig& step) {
-  return step.params_16bit && is_autocast(step.precision) ? activation_bytes(step.precision) : 4.0;
 }
 
 // Dtype the fused attention kernel computes in: flash (16-bit) under autocast; fp32 inputs fall back to
@@ -225,7 +221,7 @@ StepOps build_gpt_ops(const StepConfig& step) {
   const double N = b * s;
   const double ff = t.d_ff > 0 ? t.d_ff : 4 * d;
   Block k{b, s, d, static_cast<double>(t.heads), ff, true, false,
-          static_cast<double>(t.layers), step.activation_checkpointing, stream_bytes(step)};
+          static_cast<double>(t.layers), step.activation_checkpointing, param_bytes(step)};
   auto& ops = out.micro;
   // Embeddings: token gather, position gather, add, in the parameters' dtype (the stream's); backward: dense
   // embedding grads (sort + reduce).
@@ -304,7 +300,7 @@ StepOps build_vit_ops(const StepConfig& step) {
   add_memory(ops, "tokens.cat_pos", Phase::forward, Bytes((a + 4 + 8) * N * d), 1, 3);
   add_memory(ops, "tokens.bwd", Phase::backward, Bytes((4 + a) * N * d), 1, 2);
   Block k{b, s, d, static_cast<double>(t.heads), ff, false, true, static_cast<double>(t.layers),
-          step.activation_checkpointing, stream_bytes(step)};
+          step.activation_checkpointing, param_bytes(step)};
   const double per_layer_saved = add_block(ops, k, p);
   add_memory(ops, "lnf.fwd", Phase::forward, Bytes(2 * k.stream * N * d), 1);
   ops.back().rows = N;

@@ -18,11 +18,13 @@ std::optional<Precision> parse_precision(std::string_view s) {
   return std::nullopt;
 }
 
-int gradient_shards(const ParallelConfig& p) {
-  const bool sharded = p.strategy == DataParallel::fsdp || p.strategy == DataParallel::zero2 ||
-                       p.strategy == DataParallel::zero3;
-  return sharded && p.dp > 1 ? p.dp : 1;
+bool shards_states(DataParallel d) { return d != DataParallel::ddp; }
+bool shards_grads(DataParallel d) {
+  return d == DataParallel::zero2 || d == DataParallel::zero3 || d == DataParallel::fsdp;
 }
+bool shards_weights(DataParallel d) { return d == DataParallel::zero3 || d == DataParallel::fsdp; }
+
+int gradient_shards(const ParallelConfig& p) { return shards_grads(p.strategy) && p.dp > 1 ? p.dp : 1; }
 
 std::optional<OptimizerKind> parse_optimizer(std::string_view s) {
   for (const OptimizerKind o : kOptimizers)

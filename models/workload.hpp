@@ -50,6 +50,12 @@ struct StepConfig {
   int grad_shards = 1;
 };
 
+// What a data-parallel strategy divides over its ranks: the optimizer states (all but DDP), the gradients (ZeRO-2,
+// ZeRO-3, FSDP) and the weights (ZeRO-3, FSDP).
+bool shards_states(DataParallel d);
+bool shards_grads(DataParallel d);
+bool shards_weights(DataParallel d);
+
 // How the job is split over GPUs.
 struct ParallelConfig;
 // StepConfig::grad_shards for this split.

@@ -24,9 +24,8 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
 
 // FSDP / ZeRO-3 under 16-bit autocast without MixedPrecision: the units could be gathered in 16 bits.
 bool fsdp_mixed_precision_applies(const JobConfig& j) {
-  const auto s = j.parallel.strategy;
-  return (s == DataParallel::fsdp || s == DataParallel::zero3) && j.parallel.dp > 1 &&
-         !j.step.params_16bit && is_autocast(j.step.precision);
+  return shards_weights(j.parallel.strategy) && j.parallel.dp > 1 && !j.step.params_16bit &&
+         is_autocast(j.step.precision);
 }
 
 namespace {
@@ -69,7 +68,7 @@ std::vector<std::string> memory_remedies(const JobConfig& j, const MemoryPredict
     r.push_back("lower micro_batch (raise grad_accum to keep the global batch)");
   if (!state_alone_too_big && !j.step.activation_checkpointing) r.push_back("enable activation checkpointing");
   // DDP and ZeRO-1/2 keep every parameter on every rank; FSDP and ZeRO-3 shard them too.
-  if (j.parallel.strategy != DataParallel::fsdp && j.parallel.strategy != DataParallel::zero3)
+  if (!shards_weights(j.parallel.strategy))
     r.push_back("shard the parameters with FSDP or ZeRO-3");
   return r;
 }
