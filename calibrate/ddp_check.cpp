@@ -98,7 +98,17 @@ DdpPrediction predict_ddp_record(const RunRecord& rec, const DeviceModel& dev, c
   d.gpus = record_gpus(rec);
   if (rec.input.contains("bucket_cap_mb") && rec.input["bucket_cap_mb"].is_number())
     d.bucket_mib = rec.input["bucket_cap_mb"].get<double>();
-  d.base = predict_train_record(rec, dev, profile, constants);
+  // The rank's step carries DDP's reducer (models/step_ops.cpp): a copy of the record with it set.
+  RunRecord on_rank = rec;
+  if (d.gpus > 1) {
+    ParallelConfig par;
+    par.dp = d.gpus;
+    par.gradient_as_bucket_view =
+        rec.input.contains("gradient_as_bucket_view") && rec.input["gradient_as_bucket_view"].is_boolean() &&
+        rec.input["gradient_as_bucket_view"].get<bool>();
+    on_rank.step.ddp_reducer = ddp_reducer(par);
+  }
+  d.base = predict_train_record(on_rank, dev, profile, constants);
   if (!d.base.step_ms) {
     d.reason = d.base.reason;
     return d;

@@ -328,7 +328,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     return p;
   }
   const double accum = std::max(1, step.grad_accum);
-  double kernels = 0, conv_calls_n = 0, fwd_kernels = 0, accum_kernels = 0, calls = 0, recompute_calls = 0;
+  double kernels = 0, conv_calls_n = 0, fwd_kernels = 0, engine_kernels = 0, calls = 0, recompute_calls = 0;
   Seconds compute;
   auto account = [&](const Op& op, double times, Seconds& phase_time, bool python = false, bool recompute = false) {
     const double n = op_count(op, c) * times;
@@ -336,8 +336,8 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     const Seconds t = op_gpu_time(op, dev, c) * n;
     phase_time += t;
     kernels += op.kernels * n;
-    if (op.engine_accumulate) accum_kernels += op.kernels * n;
-    if (!op.nested && !op.engine_accumulate) {
+    if (op.engine_issued) engine_kernels += op.kernels * n;
+    if (!op.nested && !op.engine_issued) {
       calls += n;
       if (python) p.calls_forward += n;
       if (recompute) recompute_calls += n;
@@ -368,7 +368,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
     acc.kind = OpKind::memory;
     acc.bytes = Bytes(12.0 * ops.params / std::max(1, step.grad_shards));
     acc.kernels = static_cast<int>(std::max(1.0, ops.param_tensors));
-    acc.engine_accumulate = true;
+    acc.engine_issued = true;
     account(acc, accum - 1, p.gpu_backward);
   }
   p.gpu_busy = p.gpu_forward + p.gpu_backward + p.gpu_optimizer;
@@ -380,8 +380,8 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
   if (!step.cuda_graphs) p.cpu_recompute = c.cpu_per_recompute_eager * recompute_calls;
   p.cpu_issue = step.cuda_graphs ? dev.launch_graph * kernels
                                  : c.cpu_per_kernel_eager * fwd_kernels +
-                                       c.cpu_per_bwd_kernel_eager * (kernels - fwd_kernels - accum_kernels) +
-                                       dev.launch_eager * accum_kernels +
+                                       c.cpu_per_bwd_kernel_eager * (kernels - fwd_kernels - engine_kernels) +
+                                       dev.launch_eager * engine_kernels +
                                        c.cpu_per_conv_eager * conv_calls_n +
                                        c.cpu_per_op_eager * calls + p.cpu_recompute + c.cpu_per_step_eager;
   set_pace(p);

@@ -182,6 +182,33 @@ void add_fsdp_gradient_ops(StepOps& ops, const StepConfig& step) {
   add_memory(ops.micro, "fsdp.grad_predivide", Phase::backward, Bytes(2 * g * ops.params), 1, units);
 }
 
+// DDP's reducer (torch/csrc/distributed/c10d/reducer.cpp, PyTorch's default: no comm hook, batched_grad_copy off) in
+// the micro-batch whose gradients are all-reduced (the last; the others run under no_sync, where its hooks return
+// at once). As each parameter's gradient is ready, mark_variable_ready_dense copies it into its bucket, divided by
+// the world size on the way (at::mul_out, "torch::distributed::reducer::mul_out"); after the all-reduce,
+// finalize_bucket_dense copies the bucket back into the gradient ("copy_bucket_to_grad"). With
+// gradient_as_bucket_view the gradient is the bucket: one in-place div_ instead of both copies. Each pass reads and
+// writes the fp32 gradient once (8 B a parameter) in one kernel per parameter tensor, launched from the autograd
+// engine's hooks (a bare launch each). The passes are charged to the backward at 1/grad_accum per micro-batch, so
+// that a step carries them once; the copy back runs after the all-reduce, which the step simulation ends the
+// backward with, so its place in the step is about the same.
+void add_ddp_reducer_ops(StepOps& ops, const StepConfig& step) {
+  if (step.ddp_reducer == DdpReducer::none || ops.params <= 0) return;
+  const double once = 1.0 / std::max(1, step.grad_accum);
+  const int launches = static_cast<int>(std::max(1.0, ops.param_tensors));
+  const Bytes pass(8.0 * ops.params);
+  auto add = [&](const char* name) {
+    add_memory(ops.micro, name, Phase::backward, pass, once, launches);
+    ops.micro.back().engine_issued = true;
+  };
+  if (step.ddp_reducer == DdpReducer::copy) {
+    add("ddp.bucket_copy");
+    add("ddp.bucket_copy_back");
+  } else {
+    add("ddp.bucket_divide");
+  }
+}
+
 // fp16 autocast trains with a GradScaler (PyTorch's AMP recipe), which adds per step, as profiled
 // (calibrate/probes/results/fp16-kernels-2026-12-03.jsonl, ResNet-50 b128): one
 // _amp_foreach_non_finite_check_and_unscale_ over every fp32 gradient (read and written in place, 8 B per
@@ -212,6 +239,7 @@ StepOps build_step_ops(const StepConfig& step) {
     std::erase_if(ops.micro, [](const Op& o) { return o.autocast_cast; });
   if (ops.not_expressible.empty()) {
     add_fsdp_gradient_ops(ops, step);
+    add_ddp_reducer_ops(ops, step);
     ops.optimizer = optimizer_ops(step.optimizer, ops.params, ops.param_tensors);
     if (step.precision == Precision::fp16) add_grad_scaler_ops(ops);
   }

@@ -42,9 +42,10 @@ struct Op {
   bool transpose = false;     // strided (transposing) copy: TensorIterator's non-vectorised kernel
   double work_factor = 1;     // attention: tile-padded work / model FLOPs (timing only; FLOPs stay the model's)
   bool nested = false;        // issued inside another op's framework call (no Python module or autograd node of its own)
-  // A gradient summed from several consumers of one tensor: the autograd engine adds it itself (InputBuffer),
-  // so it has no framework call and its kernels cost the CPU a bare launch, like AccumulateGrad's adds.
-  bool engine_accumulate = false;
+  // Issued by C++ code inside the autograd engine rather than by an operator call: a gradient summed from several
+  // consumers of one tensor (InputBuffer), AccumulateGrad's adds, DDP's reducer hooks. No framework call; each
+  // kernel costs the CPU a bare launch (the launch probe).
+  bool engine_issued = false;
   // A cast that autocast makes because parameters or the residual stream are fp32 (a Linear's weight, its fp32
   // input, their gradients back): not run when the forward computes on 16-bit parameters (StepConfig::params_16bit).
   bool autocast_cast = false;

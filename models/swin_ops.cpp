@@ -122,7 +122,7 @@ class SwinBuilder {
     Op& add = mem(name + ".fwd", Phase::forward, (2 * s + br) * n, count);
     if (s != br) unrolled_path(add);  // an fp32 stream plus a 16-bit branch: one operand cast in the kernel
     if (s > br) mem(name + ".grad_cast", Phase::backward, (s + br) * n, count);
-    mem(name + ".grad_sum", Phase::backward, 3 * s * n, count).engine_accumulate = true;
+    mem(name + ".grad_sum", Phase::backward, 3 * s * n, count).engine_issued = true;
   }
 
   void patch_embed() {

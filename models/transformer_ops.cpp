@@ -160,7 +160,7 @@ double add_block(std::vector<Op>& ops, const Block& k, Precision p) {
     ops.back().autocast_cast = true;
   }
   add_memory(ops, "residual.grad_sum", Phase::backward, Bytes(3 * sb * N * d), 2 * L, 1);
-  ops.back().engine_accumulate = true;
+  ops.back().engine_issued = true;
   // Saved per layer: LN inputs (fp32), Linear inputs, q/k/v and attention output, GELU input. The output
   // projection's input is the attention output itself when the fused kernel writes it token-major, so that
   // transpose(1, 2).contiguous() is a no-op: a GPT block always (flash / cuDNN under autocast, the memory-efficient
@@ -239,7 +239,7 @@ StepOps build_gpt_ops(const StepConfig& step) {
   add_linear(ops, {"head", N, d, V, 1, false, is_autocast(p), true, false}, p);
   if (t.tied_embeddings) {
     add_memory(ops, "tied.grad_sum", Phase::backward, Bytes(3 * k.stream * V * d), 1);
-    ops.back().engine_accumulate = true;
+    ops.back().engine_issued = true;
   }
   add_cross_entropy(ops, N, V, p);
 

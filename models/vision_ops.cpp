@@ -174,7 +174,7 @@ class CnnBuilder {
     const double n = size();
     add_memory(out_.micro, "add.fwd", Phase::forward, Bytes(3 * a_ * n), 1);
     add_memory(out_.micro, "add.grad_sum", Phase::backward, Bytes(3 * a_ * n), 1);
-    out_.micro.back().engine_accumulate = true;
+    out_.micro.back().engine_issued = true;
   }
   void stochastic_depth() {
     take_unsaved();
@@ -213,7 +213,7 @@ class CnnBuilder {
     add_memory(out_.micro, "cat.fwd", Phase::forward, Bytes(2 * a_ * n), 1);
     if (!nchw_) out_.micro.back().channel_copy = Op::ChannelCopy::cat;
     add_memory(out_.micro, "cat.grad_sum", Phase::backward, Bytes(3 * a_ * n), 1, inputs);
-    out_.micro.back().engine_accumulate = true;
+    out_.micro.back().engine_issued = true;
   }
   // DenseNet's transition nn.AvgPool2d(2, 2), timed at the measured average-pool rates as pool() times every other
   // pool (its backward runs at about a twentieth of the bandwidth: DenseNet-121 b192's three take 3.3 ms on an

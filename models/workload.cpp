@@ -26,6 +26,11 @@ bool shards_weights(DataParallel d) { return d == DataParallel::zero3 || d == Da
 
 int gradient_shards(const ParallelConfig& p) { return shards_grads(p.strategy) && p.dp > 1 ? p.dp : 1; }
 
+DdpReducer ddp_reducer(const ParallelConfig& p) {
+  if (p.dp <= 1 || (p.strategy != DataParallel::ddp && p.strategy != DataParallel::zero1)) return DdpReducer::none;
+  return p.gradient_as_bucket_view ? DdpReducer::view : DdpReducer::copy;
+}
+
 std::optional<OptimizerKind> parse_optimizer(std::string_view s) {
   for (const OptimizerKind o : kOptimizers)
     if (s == to_string(o)) return o;

@@ -23,6 +23,11 @@ inline constexpr OptimizerKind kOptimizers[] = {OptimizerKind::adamw, OptimizerK
 
 enum class DataParallel { ddp, fsdp, zero1, zero2, zero3 };
 
+// DDP's reducer (torch/csrc/distributed/c10d/reducer.cpp; also under ZeRO-1, which runs inside DDP) on the rank's
+// step: none (one GPU, or a strategy without it), copy (the default: each gradient is copied into its all-reduce
+// bucket and back), view (gradient_as_bucket_view: the gradients are the buckets, divided in place).
+enum class DdpReducer { none, copy, view };
+
 // One step of one data-parallel replica: what runs on each GPU.
 struct StepConfig {
   ModelSpec model;              // resolved model (catalog entry, dims or generic)
@@ -48,6 +53,9 @@ struct StepConfig {
   // accumulate into the 1/grad_shards shard; and each micro-batch first flattens the unit's gradients and divides
   // them (models/step_ops.cpp, fsdp_gradient_ops).
   int grad_shards = 1;
+  // DDP's reducer on this rank (ddp_reducer() of the parallel config): its per-parameter kernels in the step's last
+  // micro-batch, whose gradients are all-reduced (models/step_ops.cpp, add_ddp_reducer_ops).
+  DdpReducer ddp_reducer = DdpReducer::none;
 };
 
 // What a data-parallel strategy divides over its ranks: the optimizer states (all but DDP), the gradients (ZeRO-2,
@@ -60,6 +68,8 @@ bool shards_weights(DataParallel d);
 struct ParallelConfig;
 // StepConfig::grad_shards for this split.
 int gradient_shards(const ParallelConfig& p);
+// StepConfig::ddp_reducer for this split: copy or view for DDP and ZeRO-1 with dp > 1, else none.
+DdpReducer ddp_reducer(const ParallelConfig& p);
 
 struct ParallelConfig {
   int dp = 1;                   // data-parallel replicas

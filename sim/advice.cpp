@@ -46,12 +46,13 @@ bool names(const std::vector<std::string>& out, const char* text) {
 // When the resident state alone (weights, gradients, optimizer states) exceeds the GPU, only sharding helps.
 std::vector<std::string> memory_remedies(const JobConfig& j, const MemoryPrediction& m, bool state_alone_too_big) {
   std::vector<std::string> r;
-  // DDP's buckets are a second copy of the gradients; as views the gradients are the buckets, at no cost to the
-  // step. That helps where the gradients are part of the peak: accumulating, or a peak at the end of backward.
+  // DDP's buckets are a second copy of the gradients; as views the gradients are the buckets, and the step does one
+  // pass over them instead of two (models/step_ops.cpp, add_ddp_reducer_ops). That helps the memory where the
+  // gradients are part of the peak: accumulating, or a peak at the end of backward.
   if (m.grad_buckets.value() > 0 && !j.parallel.gradient_as_bucket_view &&
       (j.step.grad_accum > 1 || m.peak_at == "end of backward"))
     r.push_back(fmt("set DDP's gradient_as_bucket_view=True (nccl.gradient_as_bucket_view): the gradients become "
-                    "its all-reduce buckets instead of a second %.1f GiB copy",
+                    "its all-reduce buckets instead of a second %.1f GiB copy (and are not copied back after it)",
                     m.grads.gib()));
   // FSDP's MixedPrecision: 16-bit gathered units and no autocast copies, at no cost to the step.
   if (m.fsdp_mixed_precision_saving.value() > 0)

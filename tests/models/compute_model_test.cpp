@@ -340,7 +340,7 @@ TEST_CASE("models::compute: an accumulating micro-batch's gradient adds cost the
   // Gradients summed by the engine itself (the residual stream's, the tied embedding's) are bare launches too.
   const auto ops = build_step_ops(one);
   double micro_kernels = 0, engine_kernels = 0;
-  for (const Op& op : ops.micro) (op.engine_accumulate ? engine_kernels : micro_kernels) += op.kernels * op.count;
+  for (const Op& op : ops.micro) (op.engine_issued ? engine_kernels : micro_kernels) += op.kernels * op.count;
   REQUIRE(engine_kernels > 0);
   const double extra_us =
       1e6 * (predict_step(two, dev, c).cpu_issue.value() - predict_step(one, dev, c).cpu_issue.value());
@@ -363,7 +363,7 @@ TEST_CASE("models::compute: eager CPU time is the per-call cost times the framew
   const auto ops = build_step_ops(s);
   double calls = 0, engine_kernels = 0;
   for (const Op& op : ops.micro) {
-    if (op.engine_accumulate)
+    if (op.engine_issued)
       engine_kernels += op.kernels * op.count;
     else
       calls += op.count;
@@ -375,7 +375,7 @@ TEST_CASE("models::compute: eager CPU time is the per-call cost times the framew
   // The forward's share of the calls: one per forward operator occurrence; a GPT has no convolution.
   double forward_calls = 0;
   for (const Op& op : ops.micro)
-    if (op.phase == Phase::forward && !op.nested && !op.engine_accumulate) forward_calls += op.count;
+    if (op.phase == Phase::forward && !op.nested && !op.engine_issued) forward_calls += op.count;
   CHECK(p.calls == Approx(calls));
   CHECK(p.calls_forward == Approx(forward_calls));
   CHECK(p.calls_forward < p.calls);
@@ -1020,4 +1020,46 @@ TEST_CASE("models::compute: FSDP's gradients, flattened and divided per micro-ba
   for (const Op& o : build_step_ops(s).micro)
     if (o.name.rfind("fsdp.", 0) == 0) added16 += o.bytes.value() * o.count;
   CHECK(added16 == Approx(2 * 4 * P));
+}
+
+TEST_CASE("models::compute: DDP's reducer copies each gradient into its bucket and back once a step", "[models]") {
+  // GPT-2 small's dims (12 blocks of 12 parameter tensors: two LayerNorms, QKV, projection, two MLP Linears, each
+  // weight and bias; plus the token and position embeddings and the final LayerNorm's two: 148 tensors), 4
+  // micro-batches, on the synthetic device (bytes over 4 TB/s, no per-kernel GPU time, 5 us a bare launch).
+  // PyTorch's reducer runs in the last micro-batch only (no_sync before it): mul_out into the bucket and the copy
+  // back, each reading and writing the P fp32 gradients (8 P bytes) in one kernel per tensor launched from the
+  // autograd engine's hooks; with gradient_as_bucket_view one in-place div_ instead.
+  StepConfig s = test::gpt_step(12, 768, 12, 256, 2);
+  s.grad_accum = 4;
+  const StepOps plain = build_step_ops(s);
+  const double P = plain.params;
+  REQUIRE(plain.param_tensors == 148);
+  s.ddp_reducer = DdpReducer::copy;
+  const StepOps copy = build_step_ops(s);
+  double step_bytes = 0;
+  int ops = 0;
+  for (const Op& o : copy.micro)
+    if (o.name.rfind("ddp.", 0) == 0) {
+      ++ops;
+      CHECK(o.phase == Phase::backward);
+      CHECK(o.kernels == 148);
+      CHECK(o.engine_issued);
+      step_bytes += o.bytes.value() * o.count * s.grad_accum;  // micro-batch ops run grad_accum times a step
+    }
+  CHECK(ops == 2);
+  CHECK(step_bytes == Approx(2 * 8 * P));
+  const DeviceModel dev = device();
+  const StepPrediction a = predict_step_from_ops(plain, s, dev, bare_constants());
+  const StepPrediction b = predict_step_from_ops(copy, s, dev, bare_constants());
+  CHECK(b.gpu_backward.value() - a.gpu_backward.value() == Approx(2 * 8 * P / 4e12));
+  // The host pays a bare launch per kernel: 2 x 148 x 5 us a step, and no framework call.
+  CHECK(b.cpu_issue.value() - a.cpu_issue.value() == Approx(2 * 148 * 5e-6));
+  CHECK(b.calls == a.calls);
+  // As bucket views: one pass, 148 launches.
+  s.ddp_reducer = DdpReducer::view;
+  const StepOps view = build_step_ops(s);
+  const StepPrediction c = predict_step_from_ops(view, s, dev, bare_constants());
+  CHECK(view.micro.size() == plain.micro.size() + 1);
+  CHECK(c.gpu_backward.value() - a.gpu_backward.value() == Approx(8 * P / 4e12));
+  CHECK(c.cpu_issue.value() - a.cpu_issue.value() == Approx(148 * 5e-6));
 }
