@@ -233,6 +233,14 @@ StepOps build_step_ops(const StepConfig& step) {
   }
   if (step.micro_batch < 1 || step.grad_accum < 1)
     ops.not_expressible = "micro_batch and grad_accum must be at least 1";
+  // Activation checkpointing recomputes the blocks the builders mark (Op::recompute): GPT's and ViT's transformer
+  // blocks. A CNN (torchvision's have no checkpointed blocks; which segments a user wraps is not in the record) and a
+  // model known only by parameters and FLOPs have none, and predicting them as if not checkpointed would be silent.
+  // (Swin says so itself.)
+  if (step.activation_checkpointing && ops.not_expressible.empty() &&
+      std::none_of(ops.micro.begin(), ops.micro.end(), [](const Op& o) { return o.recompute; }))
+    ops.not_expressible = "activation checkpointing is not modelled for " + step.model.id +
+                          ": the model recomputes transformer blocks (GPT, ViT) only, and this one has none";
   // On 16-bit parameters (FSDP's MixedPrecision) nothing is cast per op: the weights arrive 16-bit, and so does
   // the residual stream (whose kernels build_gpt_ops and build_vit_ops count in 16 bits, param_bytes).
   if (on_16bit_params(step))

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -473,4 +474,33 @@ TEST_CASE("models::step_ops: every LayerNorm carries its rows and width", "[mode
     if (op.rows != 1) CHECK(op.rows == pixels_of_width.at(op.channels));
   }
   CHECK(cn_ln > 0);
+}
+
+TEST_CASE("models::step_ops: activation checkpointing is predicted where blocks are recomputed, and refused elsewhere",
+          "[models]") {
+  // GPT and ViT recompute their transformer blocks: the step gains forward work in backward. A torchvision CNN has no
+  // checkpointed blocks and a generic model no structure, so a checkpointed step of either says it is not modelled
+  // instead of being predicted as if it were not checkpointed.
+  StepConfig g = gpt(4, 256, 4, 128, 2);
+  g.activation_checkpointing = true;
+  const StepOps go = build_step_ops(g);
+  CHECK(go.not_expressible.empty());
+  CHECK(std::any_of(go.micro.begin(), go.micro.end(), [](const Op& o) { return o.recompute; }));
+  StepConfig v;
+  v.model.id = "vit_b_16";
+  v.model.family = ModelFamily::vit;
+  v.model.dims = *vit_dims("vit_b_16");
+  v.activation_checkpointing = true;
+  CHECK(build_step_ops(v).not_expressible.empty());
+  StepConfig c = cnn("resnet50");
+  CHECK(build_step_ops(c).not_expressible.empty());
+  c.activation_checkpointing = true;
+  CHECK(build_step_ops(c).not_expressible.find("activation checkpointing") != std::string::npos);
+  StepConfig m;
+  m.model.id = "mystery";
+  m.model.family = ModelFamily::generic;
+  m.model.params = 1e7;
+  m.model.fwd_flops_per_sample = 1e9;
+  m.activation_checkpointing = true;
+  CHECK(build_step_ops(m).not_expressible.find("activation checkpointing") != std::string::npos);
 }
