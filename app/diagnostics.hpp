@@ -2,6 +2,8 @@
 // Each renders as one line: `FILE:/json/pointer: what was expected, got X` (with `:LINE:COL` for syntax errors).
 #pragma once
 
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,10 +36,15 @@ class Diagnostics {
   // The problems come from the configurations of a sweep: the count line says so ("the same problem in N more
   // configurations of the sweep") instead of counting problems at the path.
   void mark_sweep() { sweep_ = true; }
+  // Where the readers looked for each field (the object's pointer), so that a field found in the wrong object can
+  // be told where it belongs (ObjectReader records every key it reads or accepts).
+  void known_field(const std::string& object_pointer, const std::string& key) { homes_[key].insert(object_pointer); }
+  [[nodiscard]] const std::map<std::string, std::set<std::string>>& field_homes() const { return homes_; }
 
  private:
   std::vector<Diagnostic> items_;
   bool sweep_ = false;
+  std::map<std::string, std::set<std::string>> homes_;
 };
 
 }  // namespace gp::app

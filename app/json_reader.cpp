@@ -84,6 +84,7 @@ bool ObjectReader::has(const char* key) const { return obj_ && obj_->contains(ke
 
 const json* ObjectReader::get(const char* key, bool required) {
   known_.insert(key);
+  diags_.known_field(pointer_, key);
   if (!obj_) return nullptr;
   auto it = obj_->find(key);
   if (it == obj_->end()) {

@@ -76,7 +76,10 @@ class ObjectReader {
   // A nested array (nullptr when absent or not an array).
   const json* array(const char* key, bool required);
   // Marks a key as known without reading it (a caller handles it).
-  void accept(const char* key) { known_.insert(key); }
+  void accept(const char* key) {
+    known_.insert(key);
+    diags_.known_field(pointer_, key);
+  }
 
   // Reports keys that no accessor asked for, suggesting the nearest known key.
   void finish(const std::vector<std::string>& extra_known = {});

@@ -581,6 +581,50 @@ std::string SweepPoint::original_pointer(const std::string& p) const {
   return best->second + p.substr(best->first.size());
 }
 
+namespace {
+// An unknown field is a key, not a value: when its value is a sweep's list it is named once, at the key (the pointer
+// of each element was "/workload/channels_lst/0", "/1", ...); and when the readers know the key in another object,
+// the message says which ("activation_checkpointing" under workload belongs in /software).
+using FieldHomes = std::map<std::string, std::set<std::string>>;
+void fix_unknown_field(const SweepPoint& pt, const FieldHomes& all, const Diagnostic& d, Diagnostic& fixed) {
+  const bool swept = std::any_of(pt.origin.begin(), pt.origin.end(), [&](const auto& o) { return o.first == d.pointer; });
+  if (swept) fixed.pointer = fixed.pointer.substr(0, fixed.pointer.rfind('/'));
+  if (d.message != "unknown field") return;  // it already suggests a near name in this object
+  const std::size_t slash = d.pointer.rfind('/');
+  if (slash == std::string::npos) return;
+  const std::string object = d.pointer.substr(0, slash);
+  const std::string key = d.pointer.substr(slash + 1);  // as escaped in the pointer
+  const auto homes = std::find_if(all.begin(), all.end(), [&](const auto& kv) { return pointer_escape(kv.first) == key; });
+  if (homes == all.end()) return;
+  std::vector<std::string> elsewhere;
+  for (const std::string& h : homes->second)
+    if (h != object) elsewhere.push_back(h.empty() ? "the top level" : pt.original_pointer(h));
+  if (elsewhere.empty()) return;
+  fixed.message += " here (it belongs in " + elsewhere.front();
+  for (std::size_t i = 1; i < elsewhere.size(); ++i) fixed.message += " or " + elsewhere[i];
+  fixed.message += ")";
+}
+// Where the parser reads each field: a parse of every object a scenario may have, each empty (its problems dropped),
+// together with what the parse of the configuration itself read.
+FieldHomes field_homes(const Catalog& catalog, const Diagnostics& parsed) {
+  Diagnostics skeleton;
+  Parser parser{catalog, "", skeleton};
+  const json doc = {{"cluster", json::object()},
+                    {"software",
+                     {{"parallelism", json::object()}, {"nccl", json::object()}, {"dataloader", json::object()}}},
+                    {"workload", {{"dataset", json::object()}}},
+                    {"container", json::object()},
+                    {"checkpoint", json::object()},
+                    {"pricing", json::object()},
+                    {"reliability", json::object()},
+                    {"roi", json::object()}};
+  parser.parse(doc);
+  FieldHomes homes = skeleton.field_homes();
+  for (const auto& [k, where] : parsed.field_homes()) homes[k].insert(where.begin(), where.end());
+  return homes;
+}
+}  // namespace
+
 std::optional<std::vector<SweepPoint>> expand_sweep(const json& doc, std::size_t limit) {
   Points out;
   if (!expand_into(doc, "", "", limit, out)) return std::nullopt;
@@ -655,6 +699,7 @@ std::optional<Scenario> load_scenario_text(const std::string& text, const std::s
     for (const auto& d : local.items()) {
       Diagnostic fixed = d;
       fixed.pointer = pt.original_pointer(d.pointer);
+      if (d.message.rfind("unknown field", 0) == 0) fix_unknown_field(pt, field_homes(catalog, local), d, fixed);
       if (seen.insert(fixed.render()).second) diags.add(fixed.file, fixed.pointer, fixed.message);
     }
     char id[32];
