@@ -301,6 +301,7 @@ struct Parser {
       job.comm.bucket = Bytes::mib(nr.number("bucket_mb", false, 0.01, 1e6).value_or(25));
       job.comm.overlap = nr.boolean("overlap", false).value_or(true);
       job.parallel.gradient_as_bucket_view = nr.boolean("gradient_as_bucket_view", false).value_or(false);
+      job.parallel.broadcast_buffers = nr.boolean("broadcast_buffers", false).value_or(true);
       nr.finish();
     }
     r.accept("dataloader");  // read after the workload (needs the model's sample size)

@@ -332,7 +332,7 @@ StepPrediction predict_step_from_ops(const StepOps& ops, const StepConfig& step,
   Seconds compute;
   auto account = [&](const Op& op, double times, Seconds& phase_time, bool python = false, bool recompute = false) {
     const double n = op_count(op, c) * times;
-    if (python) fwd_kernels += op.kernels * n;
+    if (python && !op.engine_issued) fwd_kernels += op.kernels * n;  // engine-issued: counted below, a bare launch
     const Seconds t = op_gpu_time(op, dev, c) * n;
     phase_time += t;
     kernels += op.kernels * n;

@@ -209,6 +209,23 @@ void add_ddp_reducer_ops(StepOps& ops, const StepConfig& step) {
   }
 }
 
+// DDP's broadcast of the module buffers (torch/nn/parallel/distributed.py: with broadcast_buffers, PyTorch's default,
+// _pre_forward calls _sync_buffers when the previous forward synchronised gradients, so once a step, before the first
+// micro-batch after a synchronised one; it runs dist._broadcast_coalesced, torch/csrc/distributed/c10d/comm.cpp
+// broadcast_coalesced). The buffers are grouped by dtype (BatchNorm's fp32 statistics, its int64 counters), each group
+// flattened into one tensor (a cat kernel), broadcast from rank 0 and copied back into every buffer (a copy_ kernel
+// each, from C++: a bare launch). Charged to the forward once a step (1/grad_accum per micro-batch). The broadcasts
+// themselves, a few hundred kilobytes for a ResNet, are latency (tens of microseconds) and are left out.
+void add_ddp_buffer_ops(StepOps& ops, const StepConfig& step) {
+  if (!step.ddp_broadcast_buffers || ops.buffer_tensors <= 0) return;
+  const double once = 1.0 / std::max(1, step.grad_accum);
+  add_memory(ops.micro, "ddp.buffer_flatten", Phase::forward, ops.buffer_bytes * 2.0, once, 2);
+  ops.micro.back().engine_issued = true;
+  add_memory(ops.micro, "ddp.buffer_copy_back", Phase::forward, ops.buffer_bytes * 2.0, once,
+             static_cast<int>(ops.buffer_tensors));
+  ops.micro.back().engine_issued = true;
+}
+
 // fp16 autocast trains with a GradScaler (PyTorch's AMP recipe), which adds per step, as profiled
 // (calibrate/probes/results/fp16-kernels-2026-12-03.jsonl, ResNet-50 b128): one
 // _amp_foreach_non_finite_check_and_unscale_ over every fp32 gradient (read and written in place, 8 B per
@@ -248,6 +265,7 @@ StepOps build_step_ops(const StepConfig& step) {
   if (ops.not_expressible.empty()) {
     add_fsdp_gradient_ops(ops, step);
     add_ddp_reducer_ops(ops, step);
+    add_ddp_buffer_ops(ops, step);
     ops.optimizer = optimizer_ops(step.optimizer, ops.params, ops.param_tensors);
     if (step.precision == Precision::fp16) add_grad_scaler_ops(ops);
   }

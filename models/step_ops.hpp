@@ -129,6 +129,10 @@ struct StepOps {
   // Parameters of one repeated block (GPT, ViT: a transformer layer), the unit FSDP wraps under a per-block
   // policy; 0 when the model has no such block (its units then split the parameters evenly, as the sim's do).
   double block_params = 0;
+  // Module buffers (BatchNorm's running mean and variance, fp32, and its int64 counter): DDP broadcasts them from
+  // rank 0 before the forward of every step (broadcast_buffers, its default). 0 where the model has none counted.
+  double buffer_tensors = 0;
+  Bytes buffer_bytes;
   // Memory seen by the memory model, per micro-batch (bytes on the device):
   Bytes activations;               // saved for backward at the end of forward (checkpointing applied)
   // The part of `activations` (and of `backward_transient`) that tensor parallelism without sequence parallelism

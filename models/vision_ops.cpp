@@ -148,6 +148,8 @@ class CnnBuilder {
     out_.micro.back().index_elements = n;
     take(a_ * n);
     params_ += 2.0 * c_;
+    out_.buffer_tensors += 3;  // running_mean, running_var (fp32, C each), num_batches_tracked (int64)
+    out_.buffer_bytes += Bytes(8.0 * c_ + 8.0);
     tensors_ += 2;
   }
   void act(Act k) {

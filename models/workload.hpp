@@ -56,6 +56,9 @@ struct StepConfig {
   // DDP's reducer on this rank (ddp_reducer() of the parallel config): its per-parameter kernels in the step's last
   // micro-batch, whose gradients are all-reduced (models/step_ops.cpp, add_ddp_reducer_ops).
   DdpReducer ddp_reducer = DdpReducer::none;
+  // DDP's broadcast of the module buffers before each step's forward (broadcast_buffers=True, PyTorch's default;
+  // set where the reducer is, unless the parallel config turns it off): models/step_ops.cpp, add_ddp_buffer_ops.
+  bool ddp_broadcast_buffers = false;
 };
 
 // What a data-parallel strategy divides over its ranks: the optimizer states (all but DDP), the gradients (ZeRO-2,
@@ -79,6 +82,9 @@ struct ParallelConfig {
   // DDP's gradient_as_bucket_view: the gradients are views into the reducer's all-reduce buckets instead of a
   // second fp32 copy of them (PyTorch DistributedDataParallel; default false).
   bool gradient_as_bucket_view = false;
+  // DDP's broadcast_buffers: the module buffers (BatchNorm's running statistics) are broadcast from rank 0 before
+  // every step's forward (PyTorch's default true).
+  bool broadcast_buffers = true;
   // Megatron's sequence parallelism: with tp > 1 the LayerNorm and residual activations are split over the
   // tensor-parallel ranks too (the all-reduces become reduce-scatter + all-gather of the same volume).
   bool sequence_parallel = false;

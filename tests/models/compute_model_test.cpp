@@ -1063,3 +1063,41 @@ TEST_CASE("models::compute: DDP's reducer copies each gradient into its bucket a
   CHECK(c.gpu_backward.value() - a.gpu_backward.value() == Approx(8 * P / 4e12));
   CHECK(c.cpu_issue.value() - a.cpu_issue.value() == Approx(148 * 5e-6));
 }
+
+TEST_CASE("models::compute: DDP broadcasts ResNet-50's BatchNorm buffers once a step", "[models]") {
+  // ResNet-50 has 53 BatchNorms over 26,560 channels (stem 64; stages of 3, 4, 6 and 3 bottlenecks of widths 64, 128,
+  // 256, 512 with 4x expansion, each stage's first block with a downsampling BatchNorm: 1,408 + 3,584 + 10,240 +
+  // 11,264). Each holds a running mean and variance (fp32, C each) and an int64 counter: 159 buffers of
+  // 8 x 26,560 + 8 x 53 = 212,904 bytes. With broadcast_buffers DDP flattens each dtype's buffers (two cat kernels),
+  // broadcasts them and copies them back (159 copies), each pass reading and writing the bytes once, once a step
+  // (2 micro-batches here), every kernel a bare launch (5 us on the synthetic device).
+  StepConfig s;
+  s.model.id = "resnet50";
+  s.model.family = ModelFamily::cnn;
+  s.micro_batch = 32;
+  s.grad_accum = 2;
+  const StepOps plain = build_step_ops(s);
+  CHECK(plain.buffer_tensors == 159);
+  CHECK(plain.buffer_bytes.value() == 212904);
+  s.ddp_broadcast_buffers = true;
+  const StepOps synced = build_step_ops(s);
+  double bytes = 0, kernels = 0;
+  for (const Op& o : synced.micro)
+    if (o.name.rfind("ddp.buffer", 0) == 0) {
+      CHECK(o.phase == Phase::forward);
+      CHECK(o.engine_issued);
+      bytes += o.bytes.value() * o.count * s.grad_accum;
+      kernels += o.kernels * o.count * s.grad_accum;
+    }
+  CHECK(bytes == Approx(2 * 2 * 212904.0));
+  CHECK(kernels == Approx(2 + 159));
+  const DeviceModel dev = device();
+  const StepPrediction a = predict_step_from_ops(plain, s, dev, bare_constants());
+  const StepPrediction b = predict_step_from_ops(synced, s, dev, bare_constants());
+  CHECK(b.gpu_forward.value() - a.gpu_forward.value() == Approx(4 * 212904.0 / 4e12));
+  CHECK(b.cpu_issue.value() - a.cpu_issue.value() == Approx(161 * 5e-6));
+  // A GPT has no buffers: nothing to broadcast.
+  StepConfig g = test::gpt_step(4, 256, 4, 128, 2);
+  g.ddp_broadcast_buffers = true;
+  CHECK(build_step_ops(g).micro.size() == build_step_ops(test::gpt_step(4, 256, 4, 128, 2)).micro.size());
+}
