@@ -68,8 +68,7 @@ JobResult run_one(const JobConfig& job, ProfileCache& cache, const EvaluateOptio
   notes.insert(notes.end(), dev->notes.begin(), dev->notes.end());
   StepConfig step = job.step;
   step.grad_shards = gradient_shards(job.parallel);  // the one rank's gradient work follows the data-parallel split
-  step.ddp_reducer = ddp_reducer(job.parallel);
-  step.ddp_broadcast_buffers = step.ddp_reducer != DdpReducer::none && job.parallel.broadcast_buffers;
+  step.ddp = ddp_rank(job.parallel);
   StepPrediction pred = predict_step(step, dev->device, dev->constants.compute);
   if (!pred.not_expressible.empty()) return not_predicted(job, pred.not_expressible);
   if (job.cluster.host_cpu_scale > 0) apply_host_cpu_scale(pred, job.cluster.host_cpu_scale);

@@ -283,6 +283,7 @@ struct Parser {
       job.parallel.tp = static_cast<int>(pr.integer("tp", false, 1, 1 << 20).value_or(1));
       job.parallel.pp = static_cast<int>(pr.integer("pp", false, 1, 1 << 20).value_or(1));
       job.parallel.sequence_parallel = pr.boolean("sequence_parallel", false).value_or(false);
+      job.parallel.no_sync = pr.boolean("no_sync", false).value_or(true);
       // FSDP's MixedPrecision: the step computes on 16-bit parameters (checked with the strategy below).
       job.step.params_16bit = pr.boolean("fsdp_mixed_precision", false).value_or(false);
       pr.finish();

@@ -106,10 +106,9 @@ DdpPrediction predict_ddp_record(const RunRecord& rec, const DeviceModel& dev, c
     par.gradient_as_bucket_view =
         rec.input.contains("gradient_as_bucket_view") && rec.input["gradient_as_bucket_view"].is_boolean() &&
         rec.input["gradient_as_bucket_view"].get<bool>();
-    on_rank.step.ddp_reducer = ddp_reducer(par);
-    on_rank.step.ddp_broadcast_buffers =
-        !(rec.input.contains("broadcast_buffers") && rec.input["broadcast_buffers"].is_boolean() &&
-          !rec.input["broadcast_buffers"].get<bool>());
+    par.broadcast_buffers = !(rec.input.contains("broadcast_buffers") && rec.input["broadcast_buffers"].is_boolean() &&
+                              !rec.input["broadcast_buffers"].get<bool>());
+    on_rank.step.ddp = ddp_rank(par);
   }
   d.base = predict_train_record(on_rank, dev, profile, constants);
   if (!d.base.step_ms) {

@@ -72,7 +72,7 @@ MemoryPrediction predict_memory_from_ops(const StepOps& ops, const StepConfig& s
   // are those buckets ("the saved memory size will be equal to the total gradients size", PyTorch's DDP
   // documentation). Measured on an H100 with the fake process group: GPT-1.3B at dp 8 held 19.64 GiB between steps
   // (W 4.89 + S 9.79 + buckets 4.89), and its peak was 4.9 GiB above the one-GPU step's.
-  const bool reducer = ddp_reducer(par) != DdpReducer::none;
+  const bool reducer = ddp_rank(par).reducer != DdpReducer::none;
   m.grad_buckets = Bytes(reducer ? 4.0 * P : 0.0);
   const Bytes grads_beyond_buckets = reducer && par.gradient_as_bucket_view ? Bytes(0) : m.grads;
   // Within backward, a single micro-batch's unsharded gradients grow as its activations are freed

@@ -183,25 +183,25 @@ void add_fsdp_gradient_ops(StepOps& ops, const StepConfig& step) {
 }
 
 // DDP's reducer (torch/csrc/distributed/c10d/reducer.cpp, PyTorch's default: no comm hook, batched_grad_copy off) in
-// the micro-batch whose gradients are all-reduced (the last; the others run under no_sync, where its hooks return
-// at once). As each parameter's gradient is ready, mark_variable_ready_dense copies it into its bucket, divided by
+// each micro-batch whose gradients are all-reduced: the last one of a step, the others running under no_sync, where
+// its hooks return at once; every one when accumulation skips no_sync (StepConfig::Ddp::sync_every_micro_batch). As each parameter's gradient is ready, mark_variable_ready_dense copies it into its bucket, divided by
 // the world size on the way (at::mul_out, "torch::distributed::reducer::mul_out"); after the all-reduce,
 // finalize_bucket_dense copies the bucket back into the gradient ("copy_bucket_to_grad"). With
 // gradient_as_bucket_view the gradient is the bucket: one in-place div_ instead of both copies. Each pass reads and
 // writes the fp32 gradient once (8 B a parameter) in one kernel per parameter tensor, launched from the autograd
 // engine's hooks (a bare launch each). The passes are charged to the backward at 1/grad_accum per micro-batch, so
-// that a step carries them once; the copy back runs after the all-reduce, which the step simulation ends the
+// that a step carries them once (every micro-batch without no_sync); the copy back runs after the all-reduce, which the step simulation ends the
 // backward with, so its place in the step is about the same.
 void add_ddp_reducer_ops(StepOps& ops, const StepConfig& step) {
-  if (step.ddp_reducer == DdpReducer::none || ops.params <= 0) return;
-  const double once = 1.0 / std::max(1, step.grad_accum);
+  if (step.ddp.reducer == DdpReducer::none || ops.params <= 0) return;
+  const double once = step.ddp.sync_every_micro_batch ? 1.0 : 1.0 / std::max(1, step.grad_accum);
   const int launches = static_cast<int>(std::max(1.0, ops.param_tensors));
   const Bytes pass(8.0 * ops.params);
   auto add = [&](const char* name) {
     add_memory(ops.micro, name, Phase::backward, pass, once, launches);
     ops.micro.back().engine_issued = true;
   };
-  if (step.ddp_reducer == DdpReducer::copy) {
+  if (step.ddp.reducer == DdpReducer::copy) {
     add("ddp.bucket_copy");
     add("ddp.bucket_copy_back");
   } else {
@@ -217,7 +217,7 @@ void add_ddp_reducer_ops(StepOps& ops, const StepConfig& step) {
 // each, from C++: a bare launch). Charged to the forward once a step (1/grad_accum per micro-batch). The broadcasts
 // themselves, a few hundred kilobytes for a ResNet, are latency (tens of microseconds) and are left out.
 void add_ddp_buffer_ops(StepOps& ops, const StepConfig& step) {
-  if (!step.ddp_broadcast_buffers || ops.buffer_tensors <= 0) return;
+  if (!step.ddp.broadcast_buffers || ops.buffer_tensors <= 0) return;
   const double once = 1.0 / std::max(1, step.grad_accum);
   add_memory(ops.micro, "ddp.buffer_flatten", Phase::forward, ops.buffer_bytes * 2.0, once, 2);
   ops.micro.back().engine_issued = true;

@@ -26,9 +26,13 @@ bool shards_weights(DataParallel d) { return d == DataParallel::zero3 || d == Da
 
 int gradient_shards(const ParallelConfig& p) { return shards_grads(p.strategy) && p.dp > 1 ? p.dp : 1; }
 
-DdpReducer ddp_reducer(const ParallelConfig& p) {
-  if (p.dp <= 1 || (p.strategy != DataParallel::ddp && p.strategy != DataParallel::zero1)) return DdpReducer::none;
-  return p.gradient_as_bucket_view ? DdpReducer::view : DdpReducer::copy;
+StepConfig::Ddp ddp_rank(const ParallelConfig& p) {
+  StepConfig::Ddp d;
+  if (p.dp <= 1 || (p.strategy != DataParallel::ddp && p.strategy != DataParallel::zero1)) return d;
+  d.reducer = p.gradient_as_bucket_view ? DdpReducer::view : DdpReducer::copy;
+  d.broadcast_buffers = p.broadcast_buffers;
+  d.sync_every_micro_batch = !p.no_sync;
+  return d;
 }
 
 std::optional<OptimizerKind> parse_optimizer(std::string_view s) {

@@ -53,12 +53,16 @@ struct StepConfig {
   // accumulate into the 1/grad_shards shard; and each micro-batch first flattens the unit's gradients and divides
   // them (models/step_ops.cpp, fsdp_gradient_ops).
   int grad_shards = 1;
-  // DDP's reducer on this rank (ddp_reducer() of the parallel config): its per-parameter kernels in the step's last
-  // micro-batch, whose gradients are all-reduced (models/step_ops.cpp, add_ddp_reducer_ops).
-  DdpReducer ddp_reducer = DdpReducer::none;
-  // DDP's broadcast of the module buffers before each step's forward (broadcast_buffers=True, PyTorch's default;
-  // set where the reducer is, unless the parallel config turns it off): models/step_ops.cpp, add_ddp_buffer_ops.
-  bool ddp_broadcast_buffers = false;
+  // DDP's own work on this rank (ddp_rank() of the parallel config; models/step_ops.cpp, add_ddp_reducer_ops and
+  // add_ddp_buffer_ops).
+  struct Ddp {
+    // The reducer's per-parameter kernels in each micro-batch whose gradients are all-reduced.
+    DdpReducer reducer = DdpReducer::none;
+    // The broadcast of the module buffers before each step's forward (broadcast_buffers=True, PyTorch's default).
+    bool broadcast_buffers = false;
+    // Every micro-batch all-reduces its gradients: accumulation without no_sync() (false: only the last one).
+    bool sync_every_micro_batch = false;
+  } ddp;
 };
 
 // What a data-parallel strategy divides over its ranks: the optimizer states (all but DDP), the gradients (ZeRO-2,
@@ -71,8 +75,10 @@ bool shards_weights(DataParallel d);
 struct ParallelConfig;
 // StepConfig::grad_shards for this split.
 int gradient_shards(const ParallelConfig& p);
-// StepConfig::ddp_reducer for this split: copy or view for DDP and ZeRO-1 with dp > 1, else none.
-DdpReducer ddp_reducer(const ParallelConfig& p);
+// StepConfig::ddp for this split: for DDP and ZeRO-1 with dp > 1 the reducer (copy, or view with
+// gradient_as_bucket_view), the buffer broadcast unless turned off, and whether accumulation skips no_sync(); else
+// none of them.
+StepConfig::Ddp ddp_rank(const ParallelConfig& p);
 
 struct ParallelConfig {
   int dp = 1;                   // data-parallel replicas
@@ -85,6 +91,9 @@ struct ParallelConfig {
   // DDP's broadcast_buffers: the module buffers (BatchNorm's running statistics) are broadcast from rank 0 before
   // every step's forward (PyTorch's default true).
   bool broadcast_buffers = true;
+  // Gradient accumulation under DDP / ZeRO-1 runs the micro-batches before the last inside model.no_sync(), so only
+  // the last one all-reduces (true); false: every micro-batch's backward all-reduces its gradients, a common mistake.
+  bool no_sync = true;
   // Megatron's sequence parallelism: with tp > 1 the LayerNorm and residual activations are split over the
   // tensor-parallel ranks too (the all-reduces become reduce-scatter + all-gather of the same volume).
   bool sequence_parallel = false;

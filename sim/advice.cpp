@@ -237,6 +237,20 @@ void comm_advice(const AdviceInputs& a, std::vector<std::string>& out) {
     return;
   }
   if (in.comm.grad_buckets.empty()) return;
+  // Accumulating without no_sync(): every micro-batch all-reduces the whole gradient and waits for it, grad_accum
+  // times the traffic the step needs. Wrapping the micro-batches before the last in no_sync() costs nothing.
+  if (in.comm.every_micro_batch) {
+    double once = 0;
+    for (const Seconds b : in.comm.grad_buckets) once += b.value();
+    const double m = in.grad_accum;
+    out.push_back(fmt("gradients all-reduced after each of the %.0f micro-batches (%.0f%% of the step exposed; ", m,
+                      pct * dp) +
+                  fmt("%.1f ms of all-reduce per step where one would take %.1f ms): ", 1e3 * once * m, 1e3 * once) +
+                  fmt("run the first %.0f inside model.no_sync() (parallelism.no_sync), so that only the last "
+                      "micro-batch all-reduces",
+                      m - 1));
+    return;
+  }
   // ZeRO-1/2 gather the updated parameters after the optimizer, where nothing overlaps them: that part of the
   // exposed time is no bucket's tail, and smaller buckets do not shorten it (ZeRO-2 with 5 MB buckets was slower
   // than with 25 MB on 2 x 4 A100 over 100 Gb/s, where the advice had said "lower bucket_mb").

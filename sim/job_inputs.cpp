@@ -75,6 +75,7 @@ void add_comm(const JobConfig& job, double params, StepSimInput& in, std::vector
   const collective::Topology dp = dp_topology(job);
   constexpr double kFp32 = 4.0;  // gradients and master weights stay fp32 under autocast
   if (p.dp > 1) {
+    c.every_micro_batch = ddp_rank(p).sync_every_micro_batch && job.step.grad_accum > 1;
     switch (p.strategy) {
       case DataParallel::ddp:
         c.grad_buckets = bucket_times(collective::Op::all_reduce, Bytes(shard_params * kFp32), job.comm.bucket, dp, job);

@@ -308,8 +308,13 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       sh->span(*r, "forward", TraceLane::gpu, sim.now(), df, s);
       for (const auto& c : fwd_comm) sh->span(*r, c.name, TraceLane::comm, sim.now() + c.begin, c.end - c.begin, s);
       co_await sim.delay(df);
-      if (k == m - 1 && !K.grad_buckets.empty()) {
-        StepGroup& g = sh->grads[static_cast<std::size_t>(s)];
+      // The gradient group of this micro-batch: one a step, after the last micro-batch, or one per micro-batch
+      // without no_sync (CommWork::every_micro_batch).
+      const std::size_t gi = K.every_micro_batch ? static_cast<std::size_t>(s) * static_cast<std::size_t>(m) +
+                                                       static_cast<std::size_t>(k)
+                                                 : static_cast<std::size_t>(s);
+      if ((k == m - 1 || K.every_micro_batch) && !K.grad_buckets.empty()) {
+        StepGroup& g = sh->grads[gi];
         g.start.push_back(sim.now());
         g.duration.push_back(db);
         if (++g.arrived == sh->sim_ranks) {
@@ -325,6 +330,15 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       sh->span(*r, "backward", TraceLane::gpu, sim.now(), db, s);
       for (const auto& c : bwd_comm) sh->span(*r, c.name, TraceLane::comm, sim.now() + c.begin, c.end - c.begin, s);
       co_await sim.delay(db);
+      if (K.every_micro_batch && k < m - 1 && !K.grad_buckets.empty()) {
+        // backward() returns only when the reducer has all-reduced this micro-batch's buckets.
+        StepGroup& g = sh->grads[gi];
+        const SimTime t0 = sim.now();
+        while (!g.end) co_await sh->group_sig->wait();
+        if (*g.end > sim.now()) co_await sim.delay(*g.end - sim.now());
+        sh->span(*r, "wait gradients", TraceLane::gpu, t0, sim.now() - t0, s);
+        hidden += g.hidden;
+      }
       if (K.pp_stages > 1 && K.pp_p2p.value() > 0) {
         sh->span(*r, "pipeline send/recv", TraceLane::comm, sim.now(), ns(K.pp_p2p), s);
         co_await sim.delay(K.pp_p2p);
@@ -334,7 +348,9 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       gpu += to_seconds(gf + gb).value();
     }
     if (!K.grad_buckets.empty()) {
-      StepGroup& g = sh->grads[static_cast<std::size_t>(s)];
+      StepGroup& g = sh->grads[K.every_micro_batch ? static_cast<std::size_t>(s) * static_cast<std::size_t>(m) +
+                                                         static_cast<std::size_t>(m - 1)
+                                                   : static_cast<std::size_t>(s)];
       const SimTime t0 = sim.now();
       while (!g.end) co_await sh->group_sig->wait();
       if (*g.end > sim.now()) co_await sim.delay(*g.end - sim.now());
@@ -443,7 +459,8 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
   }
   sh.others = in.cluster.ranks - sh.sim_ranks + 1;
   res.simulated_ranks = sh.sim_ranks;
-  sh.grads.resize(static_cast<std::size_t>(sh.total_steps));
+  sh.grads.resize(static_cast<std::size_t>(sh.total_steps) *
+                  static_cast<std::size_t>(in.comm.every_micro_batch ? std::max(1, in.grad_accum) : 1));
   sh.params.resize(static_cast<std::size_t>(sh.total_steps));
   sh.step_end.assign(static_cast<std::size_t>(sh.total_steps), 0);
   sh.group_sig = std::make_unique<Signal>(sim);
@@ -571,7 +588,7 @@ StepSimResult simulate_steps(const StepSimInput& in, const StepSimOptions& opt) 
   res.comm_hidden = Seconds(hidden);
   res.pipeline_bubble = Seconds(bubble);
   Seconds comm;
-  for (Seconds b : in.comm.grad_buckets) comm += b;
+  for (Seconds b : in.comm.grad_buckets) comm += b * (in.comm.every_micro_batch ? in.grad_accum : 1);
   comm += in.comm.after_optimizer;
   comm += (in.comm.tp_forward + in.comm.tp_backward + in.comm.pp_p2p) * in.grad_accum;
   comm += (in.comm.unit_allgather * 2 + in.comm.unit_reduce_scatter) * (in.comm.layer_units * in.grad_accum);

@@ -50,6 +50,9 @@ struct LoaderWork {
 struct CommWork {
   std::vector<Seconds> grad_buckets;   // DDP / ZeRO-1/2: one collective per bucket, in the order buckets fill
   bool overlap = true;                 // buckets start as they fill during backward (else after backward)
+  // DDP / ZeRO-1 accumulating without no_sync(): every micro-batch's backward all-reduces its buckets and waits for
+  // them (the reducer's finalize), not only the last one's.
+  bool every_micro_batch = false;
   Seconds after_optimizer;             // ZeRO-1/2: parameter all-gather after the update (exposed)
   int layer_units = 0;                 // FSDP / ZeRO-3: sharded units (0: not sharded)
   Seconds unit_allgather;              // per unit, before its forward and again before its backward

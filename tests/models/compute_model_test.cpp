@@ -1034,7 +1034,7 @@ TEST_CASE("models::compute: DDP's reducer copies each gradient into its bucket a
   const StepOps plain = build_step_ops(s);
   const double P = plain.params;
   REQUIRE(plain.param_tensors == 148);
-  s.ddp_reducer = DdpReducer::copy;
+  s.ddp.reducer = DdpReducer::copy;
   const StepOps copy = build_step_ops(s);
   double step_bytes = 0;
   int ops = 0;
@@ -1056,12 +1056,18 @@ TEST_CASE("models::compute: DDP's reducer copies each gradient into its bucket a
   CHECK(b.cpu_issue.value() - a.cpu_issue.value() == Approx(2 * 148 * 5e-6));
   CHECK(b.calls == a.calls);
   // As bucket views: one pass, 148 launches.
-  s.ddp_reducer = DdpReducer::view;
+  s.ddp.reducer = DdpReducer::view;
   const StepOps view = build_step_ops(s);
   const StepPrediction c = predict_step_from_ops(view, s, dev, bare_constants());
   CHECK(view.micro.size() == plain.micro.size() + 1);
   CHECK(c.gpu_backward.value() - a.gpu_backward.value() == Approx(8 * P / 4e12));
   CHECK(c.cpu_issue.value() - a.cpu_issue.value() == Approx(148 * 5e-6));
+  // Accumulating without no_sync(): the reducer runs in each of the 4 micro-batches.
+  s.ddp.reducer = DdpReducer::copy;
+  s.ddp.sync_every_micro_batch = true;
+  const StepPrediction d = predict_step_from_ops(build_step_ops(s), s, dev, bare_constants());
+  CHECK(d.gpu_backward.value() - a.gpu_backward.value() == Approx(4 * 2 * 8 * P / 4e12));
+  CHECK(d.cpu_issue.value() - a.cpu_issue.value() == Approx(4 * 2 * 148 * 5e-6));
 }
 
 TEST_CASE("models::compute: DDP broadcasts ResNet-50's BatchNorm buffers once a step", "[models]") {
@@ -1079,7 +1085,7 @@ TEST_CASE("models::compute: DDP broadcasts ResNet-50's BatchNorm buffers once a 
   const StepOps plain = build_step_ops(s);
   CHECK(plain.buffer_tensors == 159);
   CHECK(plain.buffer_bytes.value() == 212904);
-  s.ddp_broadcast_buffers = true;
+  s.ddp.broadcast_buffers = true;
   const StepOps synced = build_step_ops(s);
   double bytes = 0, kernels = 0;
   for (const Op& o : synced.micro)
@@ -1098,6 +1104,6 @@ TEST_CASE("models::compute: DDP broadcasts ResNet-50's BatchNorm buffers once a 
   CHECK(b.cpu_issue.value() - a.cpu_issue.value() == Approx(161 * 5e-6));
   // A GPT has no buffers: nothing to broadcast.
   StepConfig g = test::gpt_step(4, 256, 4, 128, 2);
-  g.ddp_broadcast_buffers = true;
+  g.ddp.broadcast_buffers = true;
   CHECK(build_step_ops(g).micro.size() == build_step_ops(test::gpt_step(4, 256, 4, 128, 2)).micro.size());
 }

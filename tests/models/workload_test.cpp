@@ -21,14 +21,16 @@ TEST_CASE("models::workload: which data-parallel splits shard the gradients and 
     p.strategy = c.d;
     p.gradient_as_bucket_view = false;
     CHECK(gradient_shards(p) == c.shards);
-    CHECK(ddp_reducer(p) == c.reducer);
+    CHECK(ddp_rank(p).reducer == c.reducer);
+    CHECK(ddp_rank(p).broadcast_buffers == (c.reducer != DdpReducer::none));
+    CHECK_FALSE(ddp_rank(p).sync_every_micro_batch);
     p.gradient_as_bucket_view = true;
-    CHECK(ddp_reducer(p) == (c.reducer == DdpReducer::none ? DdpReducer::none : DdpReducer::view));
+    CHECK(ddp_rank(p).reducer == (c.reducer == DdpReducer::none ? DdpReducer::none : DdpReducer::view));
   }
   p.dp = 1;
   for (const auto& c : cases) {
     p.strategy = c.d;
     CHECK(gradient_shards(p) == 1);
-    CHECK(ddp_reducer(p) == DdpReducer::none);
+    CHECK(ddp_rank(p).reducer == DdpReducer::none);
   }
 }

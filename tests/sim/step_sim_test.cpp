@@ -126,6 +126,30 @@ TEST_CASE("sim::step: DDP buckets overlap backward, without overlap they are all
   }
 }
 
+TEST_CASE("sim::step: accumulating without no_sync all-reduces after every micro-batch and waits for it") {
+  // Two ranks, 3 micro-batches of 10 + 40 ms, 4 buckets of 5 ms that overlap each backward as in the test above:
+  // with no_sync only the last micro-batch's last bucket is exposed (5 ms); without it every micro-batch's is, and
+  // each backward returns only once its buckets are done.
+  StepSimInput in = one_rank(10, 40, 5);
+  in.grad_accum = 3;
+  in.cluster.ranks = 2;
+  in.cluster.ranks_per_node = 2;
+  in.comm.grad_buckets = {Seconds::ms(5), Seconds::ms(5), Seconds::ms(5), Seconds::ms(5)};
+  const auto with = simulate_steps(in, quick());
+  CHECK(with.step_time.ms() == Approx(3 * 50 + 5 + 5).epsilon(1e-9));
+  CHECK(with.comm_total.ms() == Approx(20).epsilon(1e-9));
+  in.comm.every_micro_batch = true;
+  const auto without = simulate_steps(in, quick());
+  CHECK(without.step_time.ms() == Approx(3 * (50 + 5) + 5).epsilon(1e-9));
+  CHECK(without.comm_exposed.ms() == Approx(15).epsilon(1e-9));
+  CHECK(without.comm_hidden.ms() == Approx(3 * 15).epsilon(1e-9));
+  CHECK(without.comm_total.ms() == Approx(60).epsilon(1e-9));
+  SECTION("without overlap each micro-batch's 20 ms of buckets follows its backward") {
+    in.comm.overlap = false;
+    CHECK(simulate_steps(in, quick()).step_time.ms() == Approx(3 * (50 + 20) + 5).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("sim::step: FSDP units wait for their all-gathers (hand-computed recurrence)") {
   StepSimInput in = one_rank(20, 0, 0);
   in.cluster.ranks = 2;
