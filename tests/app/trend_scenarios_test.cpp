@@ -121,6 +121,23 @@ TEST_CASE("app::trend: DDP overlap hides the all-reduce until the bucket count i
   CHECK(out[3].result.step_time > out[1].result.step_time);
 }
 
+TEST_CASE("app::trend: DDP accumulation without no_sync() all-reduces every micro-batch: > 2x the step and cost",
+          "[scenario]") {
+  // 8 micro-batches a step: without no_sync() eight all-reduces of the fp32 gradients where one would do, each
+  // longer than a micro-batch's backward over 100 Gb/s; the advice names the fix.
+  Loaded l = load("ddp-accumulation-no-sync.json");
+  const auto out = gp::app::evaluate(l.sc, l.cat, options());
+  REQUIRE(out.size() == 2);  // no_sync true, false
+  const auto& with = out[0].result;
+  const auto& without = out[1].result;
+  INFO("step " << with.step_time.ms() << " ms with no_sync, " << without.step_time.ms() << " ms without");
+  CHECK(without.step_time.value() > 2.0 * with.step_time.value());
+  CHECK(without.cost.value() > 2.0 * with.cost.value());
+  bool named = false;
+  for (const auto& a : without.advice) named = named || a.find("model.no_sync()") != std::string::npos;
+  CHECK(named);
+}
+
 TEST_CASE("app::trend: straggler cost grows with rank count", "[scenario]") {
   Loaded l = load("straggler-scaling.json");
   double prev = -1;
