@@ -75,7 +75,11 @@ void add_comm(const JobConfig& job, double params, StepSimInput& in, std::vector
   const collective::Topology dp = dp_topology(job);
   constexpr double kFp32 = 4.0;  // gradients and master weights stay fp32 under autocast
   if (p.dp > 1) {
-    c.every_micro_batch = ddp_rank(p).sync_every_micro_batch && job.step.grad_accum > 1;
+    // DDP / ZeRO-1 without no_sync(), and ZeRO-2 always (PyTorch FSDP's SHARD_GRAD_OP and DeepSpeed's stage 2 reduce-
+    // scatter each micro-batch's gradients into the rank's shard, which is what the compute model accumulates on:
+    // StepConfig::grad_shards), reduce every micro-batch.
+    c.every_micro_batch = job.step.grad_accum > 1 &&
+                          (ddp_rank(p).sync_every_micro_batch || p.strategy == DataParallel::zero2);
     switch (p.strategy) {
       case DataParallel::ddp:
         c.grad_buckets = bucket_times(collective::Op::all_reduce, Bytes(shard_params * kFp32), job.comm.bucket, dp, job);

@@ -307,3 +307,24 @@ TEST_CASE("sim::job_inputs: the step spread widens for a derived profile and nar
   CHECK(both.cpu_log_sd == 0.18);
   CHECK(both.gpu_log_sd == Approx(0.05));  // sqrt(0.03^2 + 0.04^2)
 }
+
+TEST_CASE("sim::job_inputs: which data-parallel steps reduce their gradients after every micro-batch") {
+  // PyTorch: DDP (and ZeRO-1 inside it) all-reduces once a step when the micro-batches before the last run under
+  // no_sync(), and after every one without it; FSDP's SHARD_GRAD_OP (ZeRO-2) reduce-scatters every micro-batch into
+  // the rank's shard. One micro-batch a step has nothing to choose.
+  std::vector<std::string> notes;
+  auto every = [&](gp::DataParallel d, int accum, bool no_sync) {
+    gp::JobConfig j = generic_job();
+    j.parallel.strategy = d;
+    j.parallel.no_sync = no_sync;
+    j.step.grad_accum = accum;
+    return make_step_input(j, prediction(), profile(), constants(), notes).comm.every_micro_batch;
+  };
+  CHECK_FALSE(every(gp::DataParallel::ddp, 4, true));
+  CHECK(every(gp::DataParallel::ddp, 4, false));
+  CHECK_FALSE(every(gp::DataParallel::ddp, 1, false));
+  CHECK_FALSE(every(gp::DataParallel::zero1, 4, true));
+  CHECK(every(gp::DataParallel::zero1, 4, false));
+  CHECK(every(gp::DataParallel::zero2, 4, true));
+  CHECK_FALSE(every(gp::DataParallel::zero2, 1, true));
+}
