@@ -497,19 +497,11 @@ TEST_CASE("app::evaluate: DDP accumulating without no_sync all-reduces every mic
   // the seven extra ones exposes about what the one with no_sync exposes.
   const std::string w =
       R"({"model": "gpt-350m", "micro_batch": 2, "grad_accum": 8, "seq": 1024, "steps": 100, "precision": "bf16"})";
-  gp::app::Diagnostics cat_diags, diags;
-  const gp::Catalog cat = gp::app::load_catalogs(std::string(GPUPLAN_SOURCE_DIR) + "/catalogs", {}, cat_diags);
-  auto sc = gp::app::load_scenario_text(
+  const auto out = evaluate_text(
       R"({"name": "t", "workload": )" + w + R"(, "software": {"parallelism": {"strategy": "ddp", "no_sync": [true, false]}},
           "cluster": {"gpu": "h200-sxm", "gpus_per_node": 8, "nodes": 2, "intra_node": "nvlink4-h100",
                       "network": "eth-100g"},
-          "pricing": {"price_per_gpu_hour": 3.0}})",
-      "t.json", cat, diags);
-  INFO(diags.render());
-  REQUIRE(sc);
-  gp::app::EvaluateOptions o;
-  o.profiles_dir = std::string(GPUPLAN_SOURCE_DIR) + "/calibrate/profiles";
-  const auto out = gp::app::evaluate(*sc, cat, o);
+          "pricing": {"price_per_gpu_hour": 3.0}})");
   REQUIRE(out.size() == 2);
   const gp::JobResult& synced = out[0].result;
   const gp::JobResult& every = out[1].result;
