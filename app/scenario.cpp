@@ -606,9 +606,8 @@ void fix_unknown_field(const SweepPoint& pt, const FieldHomes& all, const Diagno
   for (std::size_t i = 1; i < elsewhere.size(); ++i) fixed.message += " or " + elsewhere[i];
   fixed.message += ")";
 }
-// Where the parser reads each field: a parse of every object a scenario may have, each empty (its problems dropped),
-// together with what the parse of the configuration itself read.
-FieldHomes field_homes(const Catalog& catalog, const Diagnostics& parsed) {
+// Where the parser reads each field: a parse of every object a scenario may have, each empty (its problems dropped).
+FieldHomes skeleton_field_homes(const Catalog& catalog) {
   Diagnostics skeleton;
   Parser parser{catalog, "", skeleton};
   const json doc = {{"cluster", json::object()},
@@ -621,9 +620,7 @@ FieldHomes field_homes(const Catalog& catalog, const Diagnostics& parsed) {
                     {"reliability", json::object()},
                     {"roi", json::object()}};
   parser.parse(doc);
-  FieldHomes homes = skeleton.field_homes();
-  for (const auto& [k, where] : parsed.field_homes()) homes[k].insert(where.begin(), where.end());
-  return homes;
+  return skeleton.field_homes();
 }
 }  // namespace
 
@@ -674,6 +671,7 @@ std::optional<Scenario> load_scenario_text(const std::string& text, const std::s
   // Pricing fields that a configuration's plan does not read: field -> (first pointer, read by some configuration).
   std::map<std::string, std::pair<std::string, bool>> plan_fields;
   std::set<std::optional<double>> deadlines;
+  std::optional<FieldHomes> skeleton_homes;  // where each field belongs, for unknown fields (computed when one is)
   for (std::size_t i = 0; i < points->size(); ++i) {
     const SweepPoint& pt = (*points)[i];
     Diagnostics local;
@@ -701,7 +699,13 @@ std::optional<Scenario> load_scenario_text(const std::string& text, const std::s
     for (const auto& d : local.items()) {
       Diagnostic fixed = d;
       fixed.pointer = pt.original_pointer(d.pointer);
-      if (d.message.rfind("unknown field", 0) == 0) fix_unknown_field(pt, field_homes(catalog, local), d, fixed);
+      if (d.message.rfind("unknown field", 0) == 0) {
+        // Together with what the parse of this configuration read (the skeleton once per scenario).
+        if (!skeleton_homes) skeleton_homes = skeleton_field_homes(catalog);
+        FieldHomes homes = *skeleton_homes;
+        for (const auto& [k, where] : local.field_homes()) homes[k].insert(where.begin(), where.end());
+        fix_unknown_field(pt, homes, d, fixed);
+      }
       if (seen.insert(fixed.render()).second) diags.add(fixed.file, fixed.pointer, fixed.message);
     }
     char id[32];
