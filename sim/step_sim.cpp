@@ -86,7 +86,7 @@ struct Shared {
   Simulator* sim = nullptr;
   int total_steps = 0;
   int sim_ranks = 0;
-  std::vector<StepGroup> grads, params;  // per step
+  std::vector<StepGroup> grads, params;  // per step (grads per micro-batch with CommWork::every_micro_batch)
   std::unique_ptr<Signal> group_sig;
   std::vector<SimTime> step_end;         // per step: latest end over ranks
   int finished = 0;
