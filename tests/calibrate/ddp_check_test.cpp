@@ -119,6 +119,24 @@ TEST_CASE("calibrate::ddp_check: 2, 4, 8 GPUs of an H200 node", "[calibrate][ddp
   }
 }
 
+TEST_CASE("calibrate::ddp_check: a rank's step carries DDP's bucket copies, one pass as bucket views",
+          "[calibrate][ddp]") {
+  // GPT-1.3B's fp32 gradients, 8 B a parameter a pass (read and write), at least P x 8 B / 4.8 TB/s (catalog H200):
+  // two passes at 8 GPUs (into the buckets and back), one with gradient_as_bucket_view, none on one GPU. Each
+  // pass also launches one kernel per parameter tensor, which can add up to the bytes' time again.
+  Fixture f;
+  const RunRecord one = record(ddp_line(1));
+  const double pass = 8.0 * gp::build_step_ops(one.step).params / 4.8e12;
+  const double base = f.predict(one).base.step.gpu_backward.value();
+  const double copies = f.predict(record(ddp_line(8))).base.step.gpu_backward.value() - base;
+  const double view =
+      f.predict(record(ddp_line(8, R"(, "gradient_as_bucket_view": true)"))).base.step.gpu_backward.value() - base;
+  CHECK(copies >= 2 * pass);
+  CHECK(copies <= 4 * pass);
+  CHECK(view >= pass);
+  CHECK(view <= 2 * pass);
+}
+
 TEST_CASE("calibrate::ddp_check: measured fields do not change the prediction", "[calibrate][ddp]") {
   Fixture f;
   const auto a = f.predict(record(ddp_line(8)));
