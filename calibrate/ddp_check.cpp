@@ -101,13 +101,14 @@ DdpPrediction predict_ddp_record(const RunRecord& rec, const DeviceModel& dev, c
   // The rank's step carries DDP's reducer (models/step_ops.cpp): a copy of the record with it set.
   RunRecord on_rank = rec;
   if (d.gpus > 1) {
+    auto flag = [&](const char* key, bool absent) {
+      const auto it = rec.input.find(key);
+      return it != rec.input.end() && it->is_boolean() ? it->get<bool>() : absent;
+    };
     ParallelConfig par;
     par.dp = d.gpus;
-    par.gradient_as_bucket_view =
-        rec.input.contains("gradient_as_bucket_view") && rec.input["gradient_as_bucket_view"].is_boolean() &&
-        rec.input["gradient_as_bucket_view"].get<bool>();
-    par.broadcast_buffers = !(rec.input.contains("broadcast_buffers") && rec.input["broadcast_buffers"].is_boolean() &&
-                              !rec.input["broadcast_buffers"].get<bool>());
+    par.gradient_as_bucket_view = flag("gradient_as_bucket_view", false);
+    par.broadcast_buffers = flag("broadcast_buffers", true);
     on_rank.step.ddp = ddp_rank(par);
   }
   d.base = predict_train_record(on_rank, dev, profile, constants);

@@ -184,14 +184,15 @@ void add_fsdp_gradient_ops(StepOps& ops, const StepConfig& step) {
 
 // DDP's reducer (torch/csrc/distributed/c10d/reducer.cpp, PyTorch's default: no comm hook, batched_grad_copy off) in
 // each micro-batch whose gradients are all-reduced: the last one of a step, the others running under no_sync, where
-// its hooks return at once; every one when accumulation skips no_sync (StepConfig::Ddp::sync_every_micro_batch). As each parameter's gradient is ready, mark_variable_ready_dense copies it into its bucket, divided by
-// the world size on the way (at::mul_out, "torch::distributed::reducer::mul_out"); after the all-reduce,
-// finalize_bucket_dense copies the bucket back into the gradient ("copy_bucket_to_grad"). With
-// gradient_as_bucket_view the gradient is the bucket: one in-place div_ instead of both copies. Each pass reads and
-// writes the fp32 gradient once (8 B a parameter) in one kernel per parameter tensor, launched from the autograd
-// engine's hooks (a bare launch each). The passes are charged to the backward at 1/grad_accum per micro-batch, so
-// that a step carries them once (every micro-batch without no_sync); the copy back runs after the all-reduce, which the step simulation ends the
-// backward with, so its place in the step is about the same.
+// its hooks return at once; every one when accumulation skips no_sync (StepConfig::Ddp::sync_every_micro_batch).
+// As each parameter's gradient is ready, mark_variable_ready_dense copies it into its bucket, divided by the world
+// size on the way (at::mul_out, "torch::distributed::reducer::mul_out"); after the all-reduce, finalize_bucket_dense
+// copies the bucket back into the gradient ("copy_bucket_to_grad"). With gradient_as_bucket_view the gradient is
+// the bucket: one in-place div_ instead of both copies. Each pass reads and writes the fp32 gradient once (8 B a
+// parameter) in one kernel per parameter tensor, launched from the autograd engine's hooks (a bare launch each).
+// Charged to the backward at 1/grad_accum per micro-batch, so that a step carries them once (at 1 per micro-batch
+// without no_sync); the copy back runs after the all-reduce, which the step simulation ends the backward with, so
+// its place in the step is about the same.
 void add_ddp_reducer_ops(StepOps& ops, const StepConfig& step) {
   if (step.ddp.reducer == DdpReducer::none || ops.params <= 0) return;
   const double once = step.ddp.sync_every_micro_batch ? 1.0 : 1.0 / std::max(1, step.grad_accum);

@@ -239,7 +239,7 @@ void comm_advice(const AdviceInputs& a, std::vector<std::string>& out) {
   if (in.comm.grad_buckets.empty()) return;
   // Accumulating without no_sync(): every micro-batch all-reduces the whole gradient and waits for it, grad_accum
   // times the traffic the step needs. Wrapping the micro-batches before the last in no_sync() costs nothing.
-  if (in.comm.every_micro_batch && j.parallel.strategy != DataParallel::zero2) {
+  if (in.comm.every_micro_batch && ddp_rank(j.parallel).sync_every_micro_batch) {  // not ZeRO-2's, by design
     double once = 0;
     for (const Seconds b : in.comm.grad_buckets) once += b.value();
     const double m = in.grad_accum;

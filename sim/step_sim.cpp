@@ -241,6 +241,13 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
   // collectives that decides who is last, so the straggler proxy's maximum matches the full simulation.
   auto draw = [&] { return r->proxy ? max_lognormal_factor(r->rng, C.step_cv, others) : lognormal_factor(r->rng, C.step_cv); };
   double f_next = draw();
+  // The gradient group of a micro-batch: one a step, after its last micro-batch, or one per micro-batch when every
+  // micro-batch reduces its gradients (CommWork::every_micro_batch).
+  auto group = [&](int s, int k) -> StepGroup& {
+    return sh->grads[K.every_micro_batch ? static_cast<std::size_t>(s) * static_cast<std::size_t>(m) +
+                                               static_cast<std::size_t>(k)
+                                         : static_cast<std::size_t>(s)];
+  };
   for (int s = 0; s < sh->total_steps; ++s) {
     const double f = f_next;
     double compute = 0, stall = 0, gpu = 0, hidden = 0;
@@ -308,13 +315,8 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       sh->span(*r, "forward", TraceLane::gpu, sim.now(), df, s);
       for (const auto& c : fwd_comm) sh->span(*r, c.name, TraceLane::comm, sim.now() + c.begin, c.end - c.begin, s);
       co_await sim.delay(df);
-      // The gradient group of this micro-batch: one a step, after the last micro-batch, or one per micro-batch
-      // without no_sync (CommWork::every_micro_batch).
-      const std::size_t gi = K.every_micro_batch ? static_cast<std::size_t>(s) * static_cast<std::size_t>(m) +
-                                                       static_cast<std::size_t>(k)
-                                                 : static_cast<std::size_t>(s);
       if ((k == m - 1 || K.every_micro_batch) && !K.grad_buckets.empty()) {
-        StepGroup& g = sh->grads[gi];
+        StepGroup& g = group(s, k);
         g.start.push_back(sim.now());
         g.duration.push_back(db);
         if (++g.arrived == sh->sim_ranks) {
@@ -332,7 +334,7 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       co_await sim.delay(db);
       if (K.every_micro_batch && k < m - 1 && !K.grad_buckets.empty()) {
         // backward() returns only when the reducer has all-reduced this micro-batch's buckets.
-        StepGroup& g = sh->grads[gi];
+        StepGroup& g = group(s, k);
         const SimTime t0 = sim.now();
         while (!g.end) co_await sh->group_sig->wait();
         if (*g.end > sim.now()) co_await sim.delay(*g.end - sim.now());
@@ -348,9 +350,7 @@ Process rank_loop(Simulator& sim, Shared* sh, Rank* r) {
       gpu += to_seconds(gf + gb).value();
     }
     if (!K.grad_buckets.empty()) {
-      StepGroup& g = sh->grads[K.every_micro_batch ? static_cast<std::size_t>(s) * static_cast<std::size_t>(m) +
-                                                         static_cast<std::size_t>(m - 1)
-                                                   : static_cast<std::size_t>(s)];
+      StepGroup& g = group(s, m - 1);
       const SimTime t0 = sim.now();
       while (!g.end) co_await sh->group_sig->wait();
       if (*g.end > sim.now()) co_await sim.delay(*g.end - sim.now());

@@ -304,6 +304,8 @@ TEST_CASE("app::evaluate: a ZeRO parameter all-gather is not blamed on the gradi
   CHECK(advises(zero2, "ZeRO parameter all-gather exposed"));
   CHECK(at(1, 5, 2, "zero2").step_time > zero2.step_time);  // what "lower bucket_mb" would have done
   CHECK(at(2, 25, 2, "zero2").throughput_samples_per_s > zero2.throughput_samples_per_s);  // grad_accum
+  // ZeRO-2 reduce-scatters every micro-batch by design; no_sync() is DDP's, not advised to it.
+  CHECK_FALSE(advises(at(2, 25, 2, "zero2"), "no_sync"));
   CHECK(at(1, 25, 1, "zero2").throughput_samples_per_s > zero2.throughput_samples_per_s);  // fewer GPUs
   const auto& zero1 = at(1, 25, 2, "zero1");
   CHECK(advises(zero1, "all-gather after the optimizer"));
