@@ -37,13 +37,18 @@ class Diagnostics {
   // configurations of the sweep") instead of counting problems at the path.
   void mark_sweep() { sweep_ = true; }
   // Where the readers looked for each field (the object's pointer), so that a field found in the wrong object can
-  // be told where it belongs (ObjectReader records every key it reads or accepts).
-  void known_field(const std::string& object_pointer, const std::string& key) { homes_[key].insert(object_pointer); }
+  // be told where it belongs: ObjectReader reports every key it reads or accepts, kept only after
+  // record_field_homes() (the scenario reader's one skeleton parse; not every configuration of a sweep).
+  void record_field_homes() { record_homes_ = true; }
+  void known_field(const std::string& object_pointer, const std::string& key) {
+    if (record_homes_) homes_[key].insert(object_pointer);
+  }
   [[nodiscard]] const std::map<std::string, std::set<std::string>>& field_homes() const { return homes_; }
 
  private:
   std::vector<Diagnostic> items_;
   bool sweep_ = false;
+  bool record_homes_ = false;
   std::map<std::string, std::set<std::string>> homes_;
 };
 

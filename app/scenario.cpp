@@ -609,6 +609,7 @@ void fix_unknown_field(const SweepPoint& pt, const FieldHomes& all, const Diagno
 // Where the parser reads each field: a parse of every object a scenario may have, each empty (its problems dropped).
 FieldHomes skeleton_field_homes(const Catalog& catalog) {
   Diagnostics skeleton;
+  skeleton.record_field_homes();
   Parser parser{catalog, "", skeleton};
   const json doc = {{"cluster", json::object()},
                     {"software",
@@ -700,11 +701,8 @@ std::optional<Scenario> load_scenario_text(const std::string& text, const std::s
       Diagnostic fixed = d;
       fixed.pointer = pt.original_pointer(d.pointer);
       if (d.message.rfind("unknown field", 0) == 0) {
-        // Together with what the parse of this configuration read (the skeleton once per scenario).
-        if (!skeleton_homes) skeleton_homes = skeleton_field_homes(catalog);
-        FieldHomes homes = *skeleton_homes;
-        for (const auto& [k, where] : local.field_homes()) homes[k].insert(where.begin(), where.end());
-        fix_unknown_field(pt, homes, d, fixed);
+        if (!skeleton_homes) skeleton_homes = skeleton_field_homes(catalog);  // once per scenario
+        fix_unknown_field(pt, *skeleton_homes, d, fixed);
       }
       if (seen.insert(fixed.render()).second) diags.add(fixed.file, fixed.pointer, fixed.message);
     }
